@@ -1,0 +1,89 @@
+# Tandem top-level Makefile.
+#
+#   make            build kmod/tandem.ko, build/tandemctl (linked at ctl/tandemctl),
+#                   the BPF objects, the predictor library and the tests
+#   make deps       install missing Debian packages (root)
+#   make check      build, run host tests and VM tests; last line "N passed, N failed, N skipped"
+#   make demo       boot the VM rig and run the main job on its embedded default
+#   make clean      remove everything built
+#
+# Userspace output goes under $(B)/ (ignored). Components add themselves through
+# <component>/<component>.mk fragments, which append to the variables below.
+
+B        ?= build
+KVER     ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | grep -- '-amd64$$' | tail -n 1)
+KDIR     ?= /lib/modules/$(KVER)/build
+LINUX_SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
+
+CC       ?= gcc
+CLANG    ?= clang
+WFLAGS   := -Wall -Wextra -Werror
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WFLAGS) -std=gnu11 -D_GNU_SOURCE -Ikmod/uapi -I$(B)/gen
+# Userspace tests on the host run under ASan/UBSan.
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+KSFT_DIR := $(B)/ksft
+KSFT_CFLAGS := -I$(KSFT_DIR)
+
+# Filled in by the fragments.
+ALL_TARGETS :=
+HOST_TESTS  :=
+VM_BINS     :=
+CLEAN_FILES :=
+
+.PHONY: all deps module clean check check-host check-vm demo ksft checkpatch sparse
+all: module
+
+deps:
+	@bash scripts/deps.sh
+
+# kselftest headers and checkpatch come from Debian's linux-source-6.1, not from this repo.
+$(KSFT_DIR)/.stamp: | $(B)
+	@mkdir -p $(KSFT_DIR)
+	@test -f $(LINUX_SRC_TAR) || { echo "missing $(LINUX_SRC_TAR): run 'make deps'" >&2; exit 1; }
+	tar -xJf $(LINUX_SRC_TAR) -C $(KSFT_DIR) --strip-components=1 --wildcards \
+		'linux-source-6.1/tools/testing/selftests/kselftest*.h' \
+		'linux-source-6.1/scripts/checkpatch.pl' \
+		'linux-source-6.1/scripts/spelling.txt' \
+		'linux-source-6.1/scripts/const_structs.checkpatch'
+	cp $(KSFT_DIR)/tools/testing/selftests/kselftest*.h $(KSFT_DIR)/
+	@touch $@
+ksft: $(KSFT_DIR)/.stamp
+
+$(B):
+	@mkdir -p $(B) $(B)/gen
+
+module:
+	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run 'make deps' or set KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules
+
+checkpatch: ksft
+	$(KSFT_DIR)/scripts/checkpatch.pl --no-tree --terse --show-types -f kmod/*.c kmod/*.h kmod/uapi/*.h
+
+include $(sort $(wildcard */*.mk))
+
+all: $(ALL_TARGETS)
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@bash selftests/check.sh
+
+check-host: all
+	@bash selftests/run-host.sh $(HOST_TESTS)
+
+check-vm: all
+	@bash selftests/vm/run-vm.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@bash scripts/demo.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
+	rm -rf $(B) $(CLEAN_FILES)
+
+print-host-tests:
+	@echo $(HOST_TESTS)

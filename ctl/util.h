@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef TANDEM_CTL_UTIL_H
+#define TANDEM_CTL_UTIL_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Strict number parsing: the whole string, in range; 0 or -EINVAL/-ERANGE. */
+int parse_u64(const char *s, uint64_t max, uint64_t *out);
+int parse_s64(const char *s, int64_t min, int64_t max, int64_t *out);
+int parse_u32(const char *s, uint32_t *out);
+int parse_double(const char *s, double *out);
+/* true when s is "-h" or "--help" */
+bool is_help(const char *s);
+/* monotonic clock in seconds */
+double now_s(void);
+
+#endif

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * Tandem generic-netlink ABI, version 1. Shared by tandem.ko and tandemctl.
+ * Documented in Documentation/netlink/tandem.yaml; change it deliberately:
+ * new commands and attributes are appended, never renumbered.
+ */
+#ifndef _UAPI_LINUX_TANDEM_H
+#define _UAPI_LINUX_TANDEM_H
+
+#define TANDEM_GENL_NAME	"tandem"
+#define TANDEM_GENL_VERSION	1
+#define TANDEM_MCGRP_EVENTS	"events"
+
+#define TANDEM_NAME_MAX		64	/* dataset name, with the NUL */
+
+enum tandem_cmd {
+	TANDEM_CMD_UNSPEC,
+	TANDEM_CMD_DATASET_ADD,		/* NAME -> DATASET_ID (admin) */
+	TANDEM_CMD_DATASET_DEL,		/* DATASET_ID (admin) */
+	TANDEM_CMD_DATASET_GET,		/* doit: DATASET_ID; dump: all */
+	TANDEM_CMD_FILE_ADD,		/* DATASET_ID + FILE_PATH... (admin) */
+	TANDEM_CMD_FILE_GET,		/* dump: files of DATASET_ID */
+	TANDEM_CMD_STATS_GET,		/* global knobs and counters */
+	TANDEM_CMD_CONFIG_SET,		/* CXL_NODE / STEER / PREFETCH_KBPS (admin) */
+
+	__TANDEM_CMD_MAX,
+	TANDEM_CMD_MAX = __TANDEM_CMD_MAX - 1
+};
+
+enum tandem_attr {
+	TANDEM_A_UNSPEC,
+	TANDEM_A_DATASET_ID,		/* u32, >= 1 */
+	TANDEM_A_DATASET_NAME,		/* string, [A-Za-z0-9._-], 1..63 chars */
+	TANDEM_A_DATASET_NFILES,	/* u32 */
+	TANDEM_A_DATASET_BYTES,		/* u64: sum of file sizes */
+	TANDEM_A_DATASET_PAGES_CACHED,	/* u64: pages in the page cache now */
+	TANDEM_A_FILE_PATH,		/* string, absolute; repeated in FILE_ADD */
+	TANDEM_A_FILE_DEV,		/* u64: st_dev (new_encode_dev) */
+	TANDEM_A_FILE_INO,		/* u64 */
+	TANDEM_A_FILE_SIZE,		/* u64: bytes */
+	TANDEM_A_FILE_PAGES_CACHED,	/* u64 */
+	TANDEM_A_FILES_ADDED,		/* u32: FILE_ADD reply */
+	TANDEM_A_FILES_DUPLICATE,	/* u32: FILE_ADD reply, already registered */
+	TANDEM_A_CXL_NODE,		/* s32: node, or -2 = steering disabled */
+	TANDEM_A_CXL_NODE_REASON,	/* string: why this node (auto-detection) */
+	TANDEM_A_STEER,			/* u8: 0/1 */
+	TANDEM_A_PREFETCH_KBPS,		/* u32: KiB/s, 0 = unlimited */
+	TANDEM_A_VERSION,		/* string */
+	TANDEM_A_NR_DATASETS,		/* u32 */
+	TANDEM_A_NR_FILES,		/* u32: all datasets */
+	TANDEM_A_MAX_DATASETS,		/* u32 */
+	TANDEM_A_MAX_FILES,		/* u32: per dataset */
+	TANDEM_A_LIVE_OBJECTS,		/* u64: module allocations alive */
+	TANDEM_A_PAD,
+
+	__TANDEM_A_MAX,
+	TANDEM_A_MAX = __TANDEM_A_MAX - 1
+};
+
+#endif /* _UAPI_LINUX_TANDEM_H */
