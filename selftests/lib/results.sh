@@ -6,8 +6,8 @@ results_line() {
 	local name=$1 log=$2 status=$3 totals pass fail skip err
 	totals=$(grep -a '^# Totals: ' "$log" | tail -n 1)
 	if [ -n "$totals" ]; then
-		pass=$(sed -n 's/.*pass:\([0-9]*\).*/\1/p' <<<"$totals")
-		fail=$(sed -n 's/.*fail:\([0-9]*\).*/\1/p' <<<"$totals")
+		pass=$(sed -n 's/.* pass:\([0-9]*\).*/\1/p' <<<"$totals")
+		fail=$(sed -n 's/.* fail:\([0-9]*\).*/\1/p' <<<"$totals")
 		skip=$(sed -n 's/.*skip:\([0-9]*\).*/\1/p' <<<"$totals")
 		err=$(sed -n 's/.*error:\([0-9]*\).*/\1/p' <<<"$totals")
 		fail=$((fail + ${err:-0}))

@@ -1,0 +1,85 @@
+#!/bin/busybox sh
+# /init of the VM rig: mount, load modules, run the tests (or a script),
+# report TAP on /dev/ttyS1 (ttyS0 is the kernel console), power off.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /run /mnt/data /usr/bin /usr/sbin /sbin
+/bin/busybox --install -s /bin
+export PATH=/usr/local/bin:/usr/bin:/usr/sbin:/bin:/sbin
+export LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs -o size=64m tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+ln -sf /proc/self/fd /dev/fd
+
+arg() { # value of tandem.$1= on the kernel command line
+	for w in $(cat /proc/cmdline); do
+		case $w in tandem.$1=*) echo "${w#tandem.$1=}"; return ;; esac
+	done
+}
+TESTS=$(arg tests); TESTS=${TESTS:-*}
+TIMEOUT=$(arg timeout); TIMEOUT=${TIMEOUT:-300}
+SCRIPT=$(arg script)
+export VM_MODE=$(arg mode)
+export TANDEM_KO=/lib/tandem/tandem.ko DATA=/mnt/data TANDEM_VM=1
+
+while read -r m; do
+	[ -n "$m" ] && insmod "$m" 2>/dev/null
+done </etc/vm-modules
+[ -x /etc/vm-setup.sh ] && . /etc/vm-setup.sh
+if mount -t ext4 /dev/vda /mnt/data; then
+	:
+else
+	echo "rig: cannot mount /dev/vda" >/dev/ttyS1
+fi
+echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
+dmesg -c >/tmp/dmesg.boot
+
+exec 3>/dev/ttyS1
+splat='WARNING:|BUG:|Oops|general protection fault|kernel BUG|UBSAN:|KASAN:|refcount_t:|list_add corruption|list_del corruption|still has objects|tandem: .*leak|hung_task|soft lockup|rcu_sched self-detected|Call Trace:'
+
+check_dmesg() { # $1 = name, $2 = exit status; reports splats and failures
+	dmesg -c >/tmp/dmesg.cur
+	if grep -Eq "$splat" /tmp/dmesg.cur; then
+		echo "# vm-splat $1" >&3
+		echo "# dmesg after $1 (tail):" >&3
+		tail -n 60 /tmp/dmesg.cur | sed 's/^/#   /' >&3
+	elif [ "${2:-0}" -ne 0 ] && [ "${2:-0}" -ne 4 ]; then
+		echo "# dmesg after $1 (tail):" >&3
+		tail -n 30 /tmp/dmesg.cur | sed 's/^/#   /' >&3
+	fi
+}
+
+echo "TAP version 13" >&3
+echo "# rig: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, nodes: $(ls -d /sys/devices/system/node/node* | sed 's/.*node//' | tr '\n' ' ')mode ${VM_MODE:-numa}" >&3
+echo "# rig: boot-to-tests $(cut -d' ' -f1 /proc/uptime) s" >&3
+check_dmesg boot
+
+if [ -n "$SCRIPT" ]; then
+	echo "# vm-begin $SCRIPT" >&3
+	(cd /mnt/data && timeout "$TIMEOUT" sh "/extra/$SCRIPT") >&3 2>&1
+	st=$?
+	echo "# vm-end $SCRIPT $st" >&3
+	check_dmesg "$SCRIPT" $st
+else
+	for t in /tests/*; do
+		name=${t##*/}
+		case $name in $TESTS) ;; *) continue ;; esac
+		echo "# vm-begin $name" >&3
+		case $name in
+		*.sh) (cd /tmp && timeout "$TIMEOUT" sh "$t") >&3 2>&1 ;;
+		*) (cd /tmp && timeout "$TIMEOUT" "$t") >&3 2>&1 ;;
+		esac
+		st=$?
+		echo "# vm-end $name $st" >&3
+		check_dmesg "$name" $st
+		grep -q '^tandem ' /proc/modules && rmmod tandem 2>/dev/null
+		sync
+	done
+fi
+echo "# vm-done" >&3
+sync
+umount /mnt/data 2>/dev/null
+poweroff -f

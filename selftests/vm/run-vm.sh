@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Boot Debian's kernel under QEMU TCG with tandem.ko, tandemctl and the tests;
+# node 0 has the CPUs, node 1 memory only (how a CXL expander appears); a
+# virtio disk with ext4, throttled, stands for the remote dataset store.
+#
+#   run-vm.sh [options]
+#     --node0-mb N     memory of node 0 (CPUs), default 384
+#     --node1-mb N     memory of node 1 (no CPUs), default 256
+#     --disk-mb N      size of the data disk, default 2048
+#     --bps N          disk throttle, bytes/s total (0 = none), default 52428800
+#     --smp N          vCPUs, default 2
+#     --timeout S      per-test timeout inside the VM, default 300
+#     --vm-timeout S   whole-VM wall-clock limit, default 1500
+#     --tests GLOB     run only tests whose file name matches GLOB
+#     --script FILE    run FILE (sh, in /mnt/data) instead of the tests
+#     --files DIR      copy DIR's contents to /extra in the VM
+#     --mode MODE      memory mode (numa), passed to the guest as VM_MODE
+#     --quiet          do not stream the TAP to stdout
+# Exit status: 0 when every test passed or skipped, the VM finished, and
+# dmesg showed no oops/warning; 1 otherwise. Results per test program go to
+# build/logs/vm.results ("PASS FAIL SKIP NAME"), logs to build/logs/vm/.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/results.sh"
+B=${B:-build}
+KVER=${KVER:-$(ls -1 /lib/modules 2>/dev/null | sort -V | grep -- '-amd64$' | tail -n 1)}
+node0=384 node1=256 disk=2048 bps=52428800 smp=2 ttimeout=300 vmtimeout=1500
+tests='*' script='' files='' mode=numa quiet=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--node0-mb) node0=$2; shift ;;
+	--node1-mb) node1=$2; shift ;;
+	--disk-mb) disk=$2; shift ;;
+	--bps) bps=$2; shift ;;
+	--smp) smp=$2; shift ;;
+	--timeout) ttimeout=$2; shift ;;
+	--vm-timeout) vmtimeout=$2; shift ;;
+	--tests) tests=$2; shift ;;
+	--script) script=$2; shift ;;
+	--files) files=$2; shift ;;
+	--mode) mode=$2; shift ;;
+	--quiet) quiet=1 ;;
+	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run-vm.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+vm=$top/$B/vm
+root=$vm/root
+logdir=$top/$B/logs/vm
+results=$top/$B/logs/vm.results
+mkdir -p "$logdir"
+: >"$results"
+fail_rig() { # the rig itself failed: count one failure
+	echo "0 1 0 vm-rig" >"$results"
+	echo "vm: $*" >&2
+	exit 1
+}
+
+kernel=/boot/vmlinuz-$KVER
+[ -r "$kernel" ] || fail_rig "no kernel $kernel (make deps)"
+[ -r "$top/kmod/tandem.ko" ] || fail_rig "kmod/tandem.ko not built (make)"
+command -v qemu-system-x86_64 >/dev/null || fail_rig "qemu-system-x86_64 missing (make deps)"
+
+# copy an ELF and the shared libraries it needs (ldd) into the image
+copy_elf() {
+	local src=$1 dst=$2 lib
+	mkdir -p "$root$(dirname "$dst")"
+	cp -L "$src" "$root$dst"
+	for lib in $(ldd "$src" 2>/dev/null | grep -o '/[^ ]*'); do
+		[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")"; cp -L "$lib" "$root$lib"; }
+	done
+}
+
+build_image() {
+	local m line t f
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,etc,lib/tandem,tests,extra,usr/bin,usr/sbin,proc,sys,dev,tmp,mnt/data}
+	cp /bin/busybox "$root/bin/busybox"
+	cp "$top/selftests/vm/init.sh" "$root/init"
+	chmod +x "$root/init"
+	: >"$root/etc/vm-modules"
+	# shellcheck disable=SC2013
+	for m in $(grep -v '^\s*#' "$top/selftests/vm/modules.txt"); do
+		modprobe -S "$KVER" --show-depends "$m" 2>/dev/null | while read -r line; do
+			case $line in insmod\ *) ;; *) continue ;; esac
+			f=$(awk '{print $2}' <<<"$line")
+			grep -qx "$f" "$root/etc/vm-modules" && continue
+			mkdir -p "$root$(dirname "$f")"
+			cp "$f" "$root$f"
+			echo "$f" >>"$root/etc/vm-modules"
+		done
+	done
+	cp "$top/kmod/tandem.ko" "$root/lib/tandem/tandem.ko"
+	[ -x "$top/$B/tandemctl" ] && copy_elf "$top/$B/tandemctl" /usr/bin/tandemctl
+	for f in $(grep -v '^\s*#' "$top/selftests/vm/extra-bins.txt"); do
+		if [ -x "$f" ]; then copy_elf "$f" "$f"; else echo "vm: note: $f not found, not in the image" >&2; fi
+	done
+	for t in "$top"/selftests/vm/tests/*.sh "$top/$B"/vm/tests/*; do
+		[ -f "$t" ] || continue
+		case ${t##*/} in *.d|*.o) continue ;; esac
+		if file -b "$t" | grep -q 'dynamically linked'; then copy_elf "$t" "/tests/${t##*/}"; else cp "$t" "$root/tests/"; fi
+	done
+	mkdir -p "$root/lib/ksft"
+	cp "$top"/selftests/lib/*.sh "$root/lib/ksft/"
+	[ -n "$files" ] && cp -a "$files/." "$root/extra/"
+	[ -n "$script" ] && cp "$script" "$root/extra/"
+	(cd "$root" && find . | cpio -o -H newc --quiet) >"$vm/initramfs.cpio"
+}
+
+mkdir -p "$vm"
+build_image || fail_rig "could not build the initramfs"
+img=$vm/data.img
+rm -f "$img"
+truncate -s "${disk}M" "$img"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L tandem-data "$img" || fail_rig "mkfs.ext4 failed"
+
+throttle=""
+[ "$bps" -gt 0 ] && throttle=",throttling.bps-total=$bps"
+console=$logdir/console.log
+tap=$logdir/tap.log
+: >"$console"; : >"$tap"
+append="console=ttyS0 loglevel=5 panic=-1 tandem.timeout=$ttimeout tandem.tests=$tests tandem.mode=$mode"
+[ -n "$script" ] && append="$append tandem.script=$(basename "$script")"
+mem=$((node0 + node1))
+t0=$(date +%s.%N)
+timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel tcg,thread=multi -M pc -cpu max \
+	-smp "$smp" -m "${mem}M" \
+	-object memory-backend-ram,id=m0,size="${node0}M" \
+	-object memory-backend-ram,id=m1,size="${node1}M" \
+	-numa node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0 \
+	-numa node,nodeid=1,memdev=m1 \
+	-kernel "$kernel" -initrd "$vm/initramfs.cpio" -append "$append" \
+	-drive "file=$img,if=none,id=data,format=raw$throttle" \
+	-device virtio-blk-pci,drive=data \
+	-nic none -no-reboot -display none -monitor none \
+	-serial "file:$console" -serial "file:$tap" &
+qpid=$!
+tailpid=
+if [ "$quiet" -eq 0 ]; then
+	tail -n +1 -f "$tap" --pid=$qpid &
+	tailpid=$!
+fi
+wait $qpid
+qstatus=$?
+[ -n "$tailpid" ] && wait "$tailpid" 2>/dev/null
+t1=$(date +%s.%N)
+echo "# vm: qemu exited $qstatus after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
+
+# split the TAP stream into one log per test program and score each
+# (the guest's tty turns \n into \r\n)
+tr -d '\r' <"$tap" >"$tap.tmp" && mv "$tap.tmp" "$tap"
+rm -f "$logdir"/t-*.log
+awk -v dir="$logdir" '
+	/^# vm-begin / { name=$3; file=dir "/t-" name ".log"; printf "" > file; next }
+	/^# vm-end /   { print "# exit " $4 >> file; close(file); print $3, $4; name=""; next }
+	name != ""     { print >> file }
+' "$tap" >"$logdir/statuses"
+while read -r name status; do
+	results_line "$name" "$logdir/t-$name.log" "$status" >>"$results"
+done <"$logdir/statuses"
+grep -a '^# vm-splat ' "$tap" | while read -r _ _ name; do
+	echo "0 1 0 dmesg-splat-after-$name" >>"$results"
+done
+if ! grep -aq '^# vm-done' "$tap"; then
+	echo "0 1 0 vm-did-not-finish" >>"$results"
+	echo "# vm: the VM did not finish (hang, panic or timeout); console tail:"
+	tail -n 60 "$console" | sed 's/^/#   /'
+fi
+awk '{p+=$1; f+=$2; s+=$3} END {printf "vm: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0}' "$results"
