@@ -8,26 +8,26 @@
 
 #include <stdbool.h>
 
-struct tandem_cmd {
+struct ctl_cmd {
 	const char *object;	/* "dataset" */
 	const char *verb;	/* "add", or NULL for a bare object ("status") */
 	/* argv[0] is the verb (or the object); return 0 or a negative errno */
 	int (*fn)(int argc, char **argv);
 	const char *args;	/* usage of the arguments, "NAME PATH..." */
 	const char *help;	/* one line */
-	struct tandem_cmd *next;
+	struct ctl_cmd *next;
 };
 
-void tandem_cmd_register(struct tandem_cmd *cmd);
+void ctl_cmd_register(struct ctl_cmd *cmd);
 
 #define TANDEM_CMD(id, obj, vb, func, argstr, helpstr)			\
-	static struct tandem_cmd tandem_cmd_##id = {			\
+	static struct ctl_cmd tandem_cmd_##id = {			\
 		.object = obj, .verb = vb, .fn = func,			\
 		.args = argstr, .help = helpstr,			\
 	};								\
 	__attribute__((constructor)) static void tandem_cmd_reg_##id(void) \
 	{								\
-		tandem_cmd_register(&tandem_cmd_##id);			\
+		ctl_cmd_register(&tandem_cmd_##id);			\
 	}
 
 /* Global options, set by main() before a command runs. */

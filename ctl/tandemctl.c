@@ -24,11 +24,11 @@
 bool opt_json;
 bool opt_pretty;
 
-static struct tandem_cmd *cmds;
+static struct ctl_cmd *cmds;
 
-void tandem_cmd_register(struct tandem_cmd *cmd)
+void ctl_cmd_register(struct ctl_cmd *cmd)
 {
-	struct tandem_cmd **p = &cmds;
+	struct ctl_cmd **p = &cmds;
 
 	/* keep the list sorted by object then verb for help output */
 	while (*p) {
@@ -56,7 +56,7 @@ void ctl_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static void print_cmd(FILE *f, const struct tandem_cmd *c)
+static void print_cmd(FILE *f, const struct ctl_cmd *c)
 {
 	fprintf(f, "  tandemctl %s%s%s%s%s\n      %s\n", c->object,
 		c->verb ? " " : "", c->verb ? c->verb : "",
@@ -65,7 +65,7 @@ static void print_cmd(FILE *f, const struct tandem_cmd *c)
 
 int ctl_usage(const char *object, const char *verb)
 {
-	const struct tandem_cmd *c;
+	const struct ctl_cmd *c;
 	int n = 0;
 
 	fprintf(stderr, "Usage:\n");
@@ -85,7 +85,7 @@ int ctl_usage(const char *object, const char *verb)
 
 static void usage(FILE *f)
 {
-	const struct tandem_cmd *c;
+	const struct ctl_cmd *c;
 
 	fprintf(f,
 		"Usage: tandemctl [-j] [-p] OBJECT [VERB] [ARGS...]\n"
@@ -100,10 +100,10 @@ static void usage(FILE *f)
 		print_cmd(f, c);
 }
 
-static const struct tandem_cmd *find_cmd(const char *object, const char *verb,
+static const struct ctl_cmd *find_cmd(const char *object, const char *verb,
 					 bool *object_known)
 {
-	const struct tandem_cmd *c;
+	const struct ctl_cmd *c;
 
 	*object_known = false;
 	for (c = cmds; c; c = c->next) {
@@ -132,7 +132,7 @@ static bool wants_help(int argc, char **argv)
 static int run_cmd(int argc, char **argv)
 {
 	const char *object = argv[0], *verb = argc > 1 ? argv[1] : NULL;
-	const struct tandem_cmd *c;
+	const struct ctl_cmd *c;
 	bool known;
 	int err;
 

@@ -15,4 +15,8 @@ bool is_help(const char *s);
 /* monotonic clock in seconds */
 double now_s(void);
 
+
+
+/* "1.5 GiB"-style size into buf; returns buf */
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 #endif

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numa.h"
+#include "out.h"
+
+static void read_meminfo(const char *dir, struct numa_node *n)
+{
+	char path[600], line[256], key[64];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/meminfo", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	/* "Node 1 MemTotal:  262144 kB" */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %*d %63[^:]: %llu", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "MemTotal"))
+			n->mem_total_kb = v;
+		else if (!strcmp(key, "MemFree"))
+			n->mem_free_kb = v;
+		else if (!strcmp(key, "FilePages"))
+			n->file_pages_kb = v;
+		else if (!strcmp(key, "AnonPages"))
+			n->anon_pages_kb = v;
+	}
+	fclose(f);
+}
+
+static bool has_cpus(const char *dir)
+{
+	char path[600], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cpulist", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return buf[0] && buf[0] != '\n';
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+	return ((const struct numa_node *)a)->id - ((const struct numa_node *)b)->id;
+}
+
+int numa_read_nodes(const char *root, struct numa_node *nodes, int max)
+{
+	char base[256], dir[520];
+	struct dirent *e;
+	DIR *d;
+	int n = 0, id;
+
+	snprintf(base, sizeof(base), "%s/sys/devices/system/node", root ? root : "");
+	d = opendir(base);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		if (sscanf(e->d_name, "node%d", &id) != 1)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name);
+		memset(&nodes[n], 0, sizeof(nodes[n]));
+		nodes[n].id = id;
+		nodes[n].has_cpus = has_cpus(dir);
+		read_meminfo(dir, &nodes[n]);
+		n++;
+	}
+	closedir(d);
+	qsort(nodes, n, sizeof(*nodes), cmp_node);
+	return n;
+}
+
+int numa_cpuless_node(const struct numa_node *nodes, int n)
+{
+	int best = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (nodes[i].has_cpus || !nodes[i].mem_total_kb)
+			continue;
+		if (best < 0 || nodes[i].mem_total_kb > nodes[best].mem_total_kb)
+			best = i;
+	}
+	return best < 0 ? -1 : nodes[best].id;
+}
+
+void numa_print_nodes(int cxl_node)
+{
+	struct numa_node nodes[NUMA_MAX_NODES];
+	int n = numa_read_nodes(NULL, nodes, NUMA_MAX_NODES);
+
+	out_text("%-5s %-5s %12s %12s %12s %12s\n", "NODE", "CPUS", "MEM MiB", "FREE MiB",
+		 "FILE MiB", "ANON MiB");
+	out_arr_open("nodes");
+	for (int i = 0; i < n; i++) {
+		out_obj_open(NULL);
+		out_u64("node", "%-5llu ", nodes[i].id);
+		out_bool("cpus", "%-5s ", nodes[i].has_cpus);
+		out_u64("mem_total_kb", NULL, nodes[i].mem_total_kb);
+		out_u64("mem_free_kb", NULL, nodes[i].mem_free_kb);
+		out_u64("file_pages_kb", NULL, nodes[i].file_pages_kb);
+		out_u64("anon_pages_kb", NULL, nodes[i].anon_pages_kb);
+		out_text("%12llu %12llu %12llu %12llu%s\n",
+			 (unsigned long long)nodes[i].mem_total_kb / 1024,
+			 (unsigned long long)nodes[i].mem_free_kb / 1024,
+			 (unsigned long long)nodes[i].file_pages_kb / 1024,
+			 (unsigned long long)nodes[i].anon_pages_kb / 1024,
+			 nodes[i].id == cxl_node ? "  <- CXL node" : "");
+		out_bool("cxl", NULL, nodes[i].id == cxl_node);
+		out_obj_close();
+	}
+	out_arr_close();
+}

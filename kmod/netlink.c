@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Generic netlink family "tandem", version 1. One command per action, strict
+ * per-command policies, CAP_SYS_ADMIN (GENL_ADMIN_PERM) on every state change,
+ * extack messages on every refusal. Spec: Documentation/netlink/tandem.yaml.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <net/genetlink.h>
+#include <linux/kdev_t.h>
+
+#include "tandem.h"
+
+static struct genl_family tandem_genl_family;
+
+static struct netlink_range_validation tandem_kbps_range = {
+	.max = TANDEM_PREFETCH_KBPS_MAX,
+};
+
+static const struct nla_policy tandem_dataset_add_policy[TANDEM_A_MAX + 1] = {
+	[TANDEM_A_DATASET_NAME] = { .type = NLA_NUL_STRING, .len = TANDEM_NAME_MAX - 1 },
+};
+
+static const struct nla_policy tandem_dataset_id_policy[TANDEM_A_MAX + 1] = {
+	[TANDEM_A_DATASET_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy tandem_file_add_policy[TANDEM_A_MAX + 1] = {
+	[TANDEM_A_DATASET_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[TANDEM_A_FILE_PATH] = { .type = NLA_NUL_STRING, .len = PATH_MAX - 1 },
+};
+
+static const struct nla_policy tandem_config_policy[TANDEM_A_MAX + 1] = {
+	[TANDEM_A_CXL_NODE] = NLA_POLICY_RANGE(NLA_S32, TANDEM_NODE_NONE, MAX_NUMNODES - 1),
+	[TANDEM_A_STEER] = NLA_POLICY_MAX(NLA_U8, 1),
+	[TANDEM_A_PREFETCH_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &tandem_kbps_range),
+};
+
+static const struct nla_policy tandem_empty_policy[TANDEM_A_MAX + 1] = {};
+
+/* A reply to info's request; NULL on -ENOMEM. */
+static struct sk_buff *tandem_reply_new(struct genl_info *info, void **hdr)
+{
+	struct sk_buff *skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put_reply(skb, info, &tandem_genl_family, 0, info->genlhdr->cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+static int tandem_dataset_fill(struct sk_buff *skb, struct tandem_dataset *ds)
+{
+	if (nla_put_u32(skb, TANDEM_A_DATASET_ID, ds->id) ||
+	    nla_put_string(skb, TANDEM_A_DATASET_NAME, ds->name) ||
+	    nla_put_u32(skb, TANDEM_A_DATASET_NFILES, ds->nr_files) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_BYTES, tandem_dataset_bytes(ds),
+			      TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_PAGES_CACHED,
+			      tandem_dataset_pages_cached(ds), TANDEM_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Tell listeners of the "events" group that a dataset came or went. */
+static void tandem_notify_dataset(u8 cmd, u32 id, const char *name)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (!genl_has_listeners(&tandem_genl_family, &init_net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &tandem_genl_family, 0, cmd);
+	if (!hdr || nla_put_u32(skb, TANDEM_A_DATASET_ID, id) ||
+	    (name && nla_put_string(skb, TANDEM_A_DATASET_NAME, name))) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&tandem_genl_family, skb, 0, 0, GFP_KERNEL);
+}
+
+static int tandem_nl_dataset_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_NAME];
+	struct sk_buff *msg;
+	void *hdr;
+	u32 id;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_NAME))
+		return -EINVAL;
+	err = tandem_dataset_add(nla_data(attr), &id);
+	switch (err) {
+	case 0:
+		break;
+	case -EINVAL:
+		NL_SET_ERR_MSG_ATTR(info->extack, attr,
+				    "dataset name must be 1-63 characters of A-Z a-z 0-9 . _ -");
+		return err;
+	case -EEXIST:
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "a dataset with this name exists");
+		return err;
+	case -ENOSPC:
+		NL_SET_ERR_MSG(info->extack,
+			       "dataset limit reached (module parameter max_datasets)");
+		return err;
+	default:
+		return err;
+	}
+	tandem_notify_dataset(TANDEM_CMD_DATASET_ADD, id, nla_data(attr));
+	msg = tandem_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, TANDEM_A_DATASET_ID, id) ||
+	    nla_put_string(msg, TANDEM_A_DATASET_NAME, nla_data(attr))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int tandem_nl_dataset_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	err = tandem_dataset_del(nla_get_u32(attr));
+	if (err == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+	if (!err)
+		tandem_notify_dataset(TANDEM_CMD_DATASET_DEL, nla_get_u32(attr), NULL);
+	return err;
+}
+
+static int tandem_nl_dataset_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct tandem_dataset *ds;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	msg = tandem_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	if (!ds) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		err = -ENOENT;
+	} else {
+		err = tandem_dataset_fill(msg, ds);
+	}
+	mutex_unlock(&tandem.lock);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int tandem_nl_dataset_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct tandem_dataset *ds;
+	unsigned long id;
+	void *hdr;
+	int err = 0;
+
+	mutex_lock(&tandem.lock);
+	xa_for_each_start(&tandem.datasets, id, ds, cb->args[0]) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &tandem_genl_family, NLM_F_MULTI, TANDEM_CMD_DATASET_GET);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			break;
+		}
+		err = tandem_dataset_fill(skb, ds);
+		if (err) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = id + 1;
+	}
+	mutex_unlock(&tandem.lock);
+	/* a full skb ends this round; the dump continues from args[0] */
+	if (err == -EMSGSIZE && skb->len)
+		return skb->len;
+	return err ?: skb->len;
+}
+
+static void tandem_nl_path_error(struct netlink_ext_ack *extack, struct nlattr *a, int err)
+{
+	switch (err) {
+	case -EINVAL:
+		NL_SET_ERR_MSG_ATTR(extack, a, "path must be absolute and name a regular file");
+		break;
+	case -ENOENT:
+		NL_SET_ERR_MSG_ATTR(extack, a, "no such file");
+		break;
+	case -EACCES:
+		NL_SET_ERR_MSG_ATTR(extack, a, "permission denied on path");
+		break;
+	default:
+		NL_SET_ERR_MSG_ATTR(extack, a, "cannot resolve path");
+	}
+}
+
+/* Resolve every FILE_PATH of the request; all or nothing. */
+static int tandem_nl_files_resolve(struct genl_info *info, struct tandem_file ***out, int *n)
+{
+	struct tandem_file **files;
+	struct nlattr *a;
+	int rem, count = 0, err = 0;
+
+	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem)
+		count += nla_type(a) == TANDEM_A_FILE_PATH;
+	if (!count) {
+		NL_SET_ERR_MSG(info->extack, "no file path given");
+		return -EINVAL;
+	}
+	files = kvcalloc(count, sizeof(*files), GFP_KERNEL);
+	if (!files)
+		return -ENOMEM;
+	*n = 0;
+	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem) {
+		if (nla_type(a) != TANDEM_A_FILE_PATH)
+			continue;
+		files[*n] = tandem_file_alloc(nla_data(a), &err);
+		if (!files[*n]) {
+			tandem_nl_path_error(info->extack, a, err);
+			goto out_free;
+		}
+		(*n)++;
+	}
+	*out = files;
+	return 0;
+
+out_free:
+	while ((*n)--)
+		tandem_file_free(files[*n]);
+	kvfree(files);
+	return err;
+}
+
+/* Insert a resolved batch; on -ENOSPC nothing of the batch stays. */
+static int tandem_nl_files_insert(struct tandem_dataset *ds, struct tandem_file **files,
+				  int n, u32 *added, u32 *dups)
+{
+	int i, err = 0;
+
+	*added = 0;
+	*dups = 0;
+	for (i = 0; i < n; i++) {
+		err = tandem_file_insert(ds, files[i]);
+		if (err == -EEXIST) {
+			tandem_file_free(files[i]);
+			files[i] = NULL;
+			(*dups)++;
+			err = 0;
+		} else if (err) {
+			break;
+		} else {
+			(*added)++;
+		}
+	}
+	if (!err)
+		return 0;
+	while (i--)
+		if (files[i]) {
+			tandem_file_remove(ds, files[i]);
+			(*added)--;
+		}
+	return err;
+}
+
+static int tandem_nl_file_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct tandem_file **files = NULL;
+	struct tandem_dataset *ds;
+	u32 added = 0, dups = 0, nfiles = 0;
+	struct sk_buff *msg;
+	int i, n = 0, err;
+	void *hdr;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	err = tandem_nl_files_resolve(info, &files, &n);
+	if (err)
+		return err;
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	if (!ds) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		err = -ENOENT;
+	} else {
+		err = tandem_nl_files_insert(ds, files, n, &added, &dups);
+		if (err == -ENOSPC)
+			NL_SET_ERR_MSG(info->extack,
+				       "dataset file limit reached (module parameter max_files)");
+		nfiles = ds->nr_files;
+	}
+	mutex_unlock(&tandem.lock);
+	if (err)
+		for (i = 0; i < n; i++)
+			if (files[i])
+				tandem_file_free(files[i]);
+	kvfree(files);
+	if (err)
+		return err;
+
+	msg = tandem_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u32(msg, TANDEM_A_FILES_ADDED, added) ||
+	    nla_put_u32(msg, TANDEM_A_FILES_DUPLICATE, dups) ||
+	    nla_put_u32(msg, TANDEM_A_DATASET_NFILES, nfiles)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int tandem_file_fill(struct sk_buff *skb, struct tandem_file *f, char *buf)
+{
+	char *p = d_path(&f->path, buf, PATH_MAX);
+
+	if (IS_ERR(p))
+		p = "(unreachable)";
+	if (nla_put_u32(skb, TANDEM_A_DATASET_ID, f->ds->id) ||
+	    nla_put_string(skb, TANDEM_A_FILE_PATH, p) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_FILE_DEV, new_encode_dev(f->dev), TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_FILE_INO, f->ino, TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_FILE_SIZE, i_size_read(f->inode), TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_FILE_PAGES_CACHED,
+			      READ_ONCE(f->inode->i_mapping->nrpages), TANDEM_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/*
+ * Files of one dataset, ordered by (dev, ino). The dump resumes after the
+ * last (dev, ino) sent (args[1], args[2]), so it stays correct when files
+ * come and go between rounds.
+ */
+static int tandem_nl_file_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct tandem_dataset *ds;
+	struct tandem_file *f;
+	int err = 0;
+	char *buf;
+	void *hdr;
+
+	if (!attr) {
+		NL_SET_ERR_MSG(cb->extack, "missing dataset id");
+		return -EINVAL;
+	}
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	if (!ds) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, attr, "no dataset with this id");
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	for (f = tandem_file_next(ds, cb->args[1], cb->args[2]); f;
+	     f = tandem_file_next(ds, f->dev, f->ino)) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &tandem_genl_family, NLM_F_MULTI, TANDEM_CMD_FILE_GET);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			break;
+		}
+		err = tandem_file_fill(skb, f, buf);
+		if (err) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[1] = f->dev;
+		cb->args[2] = f->ino;
+	}
+out_unlock:
+	mutex_unlock(&tandem.lock);
+	kfree(buf);
+	if (err == -EMSGSIZE && skb->len)
+		return skb->len;
+	return err ?: skb->len;
+}
+
+static int tandem_stats_fill(struct sk_buff *msg)
+{
+	lockdep_assert_held(&tandem.lock);
+	if (nla_put_string(msg, TANDEM_A_VERSION, TANDEM_VERSION) ||
+	    nla_put_s32(msg, TANDEM_A_CXL_NODE, tandem.cxl_node) ||
+	    nla_put_string(msg, TANDEM_A_CXL_NODE_REASON, tandem.cxl_reason) ||
+	    nla_put_u8(msg, TANDEM_A_STEER, tandem.steer) ||
+	    nla_put_u32(msg, TANDEM_A_PREFETCH_KBPS, tandem.prefetch_kbps) ||
+	    nla_put_u32(msg, TANDEM_A_NR_DATASETS, tandem.nr_datasets) ||
+	    nla_put_u32(msg, TANDEM_A_NR_FILES, tandem.nr_files) ||
+	    nla_put_u32(msg, TANDEM_A_MAX_DATASETS, tandem_max_datasets) ||
+	    nla_put_u32(msg, TANDEM_A_MAX_FILES, tandem_max_files) ||
+	    nla_put_u64_64bit(msg, TANDEM_A_LIVE_OBJECTS,
+			      atomic64_read(&tandem_live_objects), TANDEM_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int tandem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	msg = tandem_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&tandem.lock);
+	err = tandem_stats_fill(msg);
+	mutex_unlock(&tandem.lock);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* All given knobs are applied, or none (an invalid node refuses the request). */
+static int tandem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+	const char *why = NULL;
+	int err = 0;
+
+	if (!tb[TANDEM_A_CXL_NODE] && !tb[TANDEM_A_STEER] && !tb[TANDEM_A_PREFETCH_KBPS]) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set");
+		return -EINVAL;
+	}
+	mutex_lock(&tandem.lock);
+	if (tb[TANDEM_A_CXL_NODE]) {
+		err = tandem_node_set(nla_get_s32(tb[TANDEM_A_CXL_NODE]), &why);
+		if (err) {
+			/* why: the one reason tandem_node_set() refuses */
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[TANDEM_A_CXL_NODE],
+					    "cxl_node: not an online NUMA node with memory (node id, -1 = auto, -2 = none)");
+			goto out_unlock;
+		}
+	}
+	if (tb[TANDEM_A_STEER])
+		WRITE_ONCE(tandem.steer, nla_get_u8(tb[TANDEM_A_STEER]));
+	if (tb[TANDEM_A_PREFETCH_KBPS])
+		WRITE_ONCE(tandem.prefetch_kbps, nla_get_u32(tb[TANDEM_A_PREFETCH_KBPS]));
+out_unlock:
+	mutex_unlock(&tandem.lock);
+	return err;
+}
+
+static const struct genl_ops tandem_genl_ops[] = {
+	{
+		.cmd = TANDEM_CMD_DATASET_ADD,
+		.doit = tandem_nl_dataset_add_doit,
+		.policy = tandem_dataset_add_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TANDEM_CMD_DATASET_DEL,
+		.doit = tandem_nl_dataset_del_doit,
+		.policy = tandem_dataset_id_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TANDEM_CMD_DATASET_GET,
+		.doit = tandem_nl_dataset_get_doit,
+		.dumpit = tandem_nl_dataset_get_dumpit,
+		.policy = tandem_dataset_id_policy,
+		.maxattr = TANDEM_A_MAX,
+	},
+	{
+		.cmd = TANDEM_CMD_FILE_ADD,
+		.doit = tandem_nl_file_add_doit,
+		.policy = tandem_file_add_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TANDEM_CMD_FILE_GET,
+		.dumpit = tandem_nl_file_get_dumpit,
+		.policy = tandem_dataset_id_policy,
+		.maxattr = TANDEM_A_MAX,
+	},
+	{
+		.cmd = TANDEM_CMD_STATS_GET,
+		.doit = tandem_nl_stats_get_doit,
+		.policy = tandem_empty_policy,
+		.maxattr = TANDEM_A_MAX,
+	},
+	{
+		.cmd = TANDEM_CMD_CONFIG_SET,
+		.doit = tandem_nl_config_set_doit,
+		.policy = tandem_config_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+static const struct genl_multicast_group tandem_mcgrps[] = {
+	{ .name = TANDEM_MCGRP_EVENTS, },
+};
+
+static struct genl_family tandem_genl_family __ro_after_init = {
+	.name = TANDEM_GENL_NAME,
+	.version = TANDEM_GENL_VERSION,
+	.module = THIS_MODULE,
+	.ops = tandem_genl_ops,
+	.n_ops = ARRAY_SIZE(tandem_genl_ops),
+	.mcgrps = tandem_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(tandem_mcgrps),
+};
+
+int tandem_netlink_init(void)
+{
+	return genl_register_family(&tandem_genl_family);
+}
+
+void tandem_netlink_exit(void)
+{
+	genl_unregister_family(&tandem_genl_family);
+}
