@@ -47,6 +47,7 @@ struct model {
 	uint32_t K;
 	double s;		/* extent size, bytes */
 	uint32_t cap;		/* extents the cache holds */
+	bool cpu_model;		/* some instance shares preprocessing CPUs */
 	double eps;		/* bytes treated as zero */
 	/* simulation scratch, reused across evaluations */
 	uint8_t *resident;
@@ -61,6 +62,11 @@ struct model {
 	uint32_t *permbuf;
 	struct inst_state st[MODEL_MAX_INST];
 };
+
+static inline double min2(double a, double b)
+{
+	return b < a ? b : a;
+}
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -113,6 +119,22 @@ int model_order_parse(const char *s, enum model_order *o)
 		}
 	}
 	return -EINVAL;
+}
+
+const char *model_evict_name(enum model_evict e)
+{
+	return e == MODEL_EVICT_LRU ? "lru" : "random";
+}
+
+int model_evict_parse(const char *s, enum model_evict *e)
+{
+	if (!strcmp(s, "lru"))
+		*e = MODEL_EVICT_LRU;
+	else if (!strcmp(s, "random"))
+		*e = MODEL_EVICT_RANDOM;
+	else
+		return -EINVAL;
+	return 0;
 }
 
 static int check_input(const struct model_sys *sys, const struct model_inst *inst,
@@ -206,6 +228,16 @@ void model_free(struct model *m)
 uint32_t model_extents(const struct model *m)
 {
 	return m->K;
+}
+
+uint32_t model_cache_extents(const struct model *m)
+{
+	return m->cap;
+}
+
+const struct model_inst *model_inst_of(const struct model *m, int i)
+{
+	return &m->inst[i];
 }
 
 int model_ninst(const struct model *m)
@@ -399,46 +431,63 @@ static void consumer_rates(struct model *m)
 	}
 }
 
-static inline double min2(double a, double b)
-{
-	return b < a ? b : a;
-}
-
 /*
- * Time to the next event with the current rates; INFINITY if none.
+ * Time to instance i's next event at its current rate; INFINITY if none.
  * A reader held by its window only needs an event when the window opens
  * on an extent that must be loaded: resident extents are passed at the
  * next event anyway (at the latest when the consumer drains what it has),
  * which saves most events of a cache-bound phase.
  */
-static double next_event(struct model *m, const double *delta, double t, double fr)
+static double inst_next(struct model *m, int i)
 {
-	double dt = INFINITY;
+	struct inst_state *st = &m->st[i];
+	double dt = INFINITY, thr;
 
-	for (int f = 0; f < m->nflows; f++)
-		dt = min2(dt, m->flow_rem[m->flows[f]] / fr);
-	for (int i = 0; i < m->n; i++) {
-		struct inst_state *st = &m->st[i];
-		double thr;
-
-		if (st->state == ST_WAIT)
-			dt = min2(dt, delta[i] > t ? delta[i] - t : 0);
-		if (st->state != ST_RUN || st->rate <= 0)
-			continue;
-		/*
-		 * Running dry while a load for us is in flight needs no event
-		 * (advance() stops the consumer at what it has; the load's end
-		 * is an event) unless it is the end or frees CPU for others.
-		 */
-		if (st->wait == NONE || st->rpos == st->total || st->cpu_bound)
-			dt = min2(dt, (st->rpos * m->s - st->cpos) / st->rate);
-		if (st->wait != NONE || st->rpos >= st->total)
-			continue;
-		thr = (st->rpos + 1) * m->s - st->window - st->cpos;
-		if (thr > m->eps && !m->resident[extent_at(m, i, st->rpos)])
-			dt = min2(dt, thr / st->rate);
-	}
+	if (st->state != ST_RUN || st->rate <= 0)
+		return dt;
+	/*
+	 * Running dry while a load for us is in flight needs no event
+	 * (advance() stops the consumer at what it has; the load's end is an
+	 * event) unless it is the end or frees CPU for others.
+	 */
+	if (st->wait == NONE || st->rpos == st->total || st->cpu_bound)
+		dt = (st->rpos * m->s - st->cpos) / st->rate;
+	if (st->wait != NONE || st->rpos >= st->total)
+		return dt;
+	thr = (st->rpos + 1) * m->s - st->window - st->cpos;
+	if (thr > m->eps && !m->resident[extent_at(m, i, st->rpos)])
+		dt = min2(dt, thr / st->rate);
 	return dt;
+}
+
+/*
+ * Bring instance i up to time t (release, end, reader) and return the time
+ * to its next event, so one pass over the instances does all of it.
+ */
+static double inst_settle(struct model *m, int i, const double *delta, double t,
+			  struct model_result *res)
+{
+	struct inst_state *st = &m->st[i];
+
+	if (st->state == ST_WAIT) {
+		if (delta[i] > t + 1e-12)
+			return delta[i] - t;
+		st->state = ST_RUN;
+		res->inst[i].start = t;
+	}
+	if (st->state != ST_RUN)
+		return INFINITY;
+	if (st->cpos >= st->rpos * m->s - m->eps) {
+		st->cpos = st->rpos * m->s;
+		if (st->rpos == st->total) {
+			st->state = ST_DONE;
+			res->inst[i].end = t;
+			return INFINITY;
+		}
+	}
+	reader_advance(m, i, res);
+	st->rate = st->rpos * m->s - st->cpos > m->eps ? m->inst[i].rate : 0;
+	return inst_next(m, i);
 }
 
 static void advance(struct model *m, double dt, double fr)
@@ -453,40 +502,37 @@ static void advance(struct model *m, double dt, double fr)
 	}
 }
 
-/* Apply what happened at time t; returns how many instances are done. */
-static int settle(struct model *m, const double *delta, double t,
-		  struct model_result *res)
+/* Apply what happened at time t; returns the time to the next event. */
+static double settle(struct model *m, const double *delta, double t,
+		     struct model_result *res, int *done)
 {
-	int done = 0;
+	double dt = INFINITY, fr;
 
 	for (int f = m->nflows - 1; f >= 0; f--)
 		if (m->flow_rem[m->flows[f]] <= m->eps)
 			flow_complete(m, f, res);
+	*done = 0;
 	for (int i = 0; i < m->n; i++) {
-		struct inst_state *st = &m->st[i];
-
-		if (st->state == ST_WAIT && delta[i] <= t + 1e-12) {
-			st->state = ST_RUN;
-			res->inst[i].start = t;
-		}
-		if (st->state == ST_RUN && st->cpos >= st->rpos * m->s - m->eps) {
-			st->cpos = st->rpos * m->s;
-			if (st->rpos == st->total) {
-				st->state = ST_DONE;
-				res->inst[i].end = t;
-			}
-		}
-		done += st->state == ST_DONE;
+		dt = min2(dt, inst_settle(m, i, delta, t, res));
+		*done += m->st[i].state == ST_DONE;
 	}
-	for (int i = 0; i < m->n; i++)
-		reader_advance(m, i, res);
-	return done;
+	if (m->cpu_model) {
+		/* shares changed: every running consumer's event moves */
+		consumer_rates(m);
+		for (int i = 0; i < m->n; i++)
+			dt = min2(dt, inst_next(m, i));
+	}
+	fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
+	for (int f = 0; f < m->nflows; f++)
+		dt = min2(dt, m->flow_rem[m->flows[f]] / fr);
+	return dt;
 }
 
 static void sim_reset(struct model *m, const bool *mask, struct model_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	cache_reset(m);
+	m->cpu_model = false;
 	for (uint32_t c = 0; c < m->K; c++)
 		m->flow_rem[c] = -1;
 	m->nflows = 0;
@@ -503,6 +549,7 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 		/* at least double buffering, so loads overlap compute as in a loader */
 		st->window = fmax(w, 2 * m->s);
 		st->cpu_bound = m->sys.ncpu > 0 && m->inst[i].cpu_per_byte > 0;
+		m->cpu_model |= st->cpu_bound;
 	}
 }
 
@@ -511,6 +558,7 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 {
 	uint64_t limit = 64;
 	double t = 0;
+	int done;
 
 	for (int i = 0; i < m->n; i++) {
 		if (!(delta[i] >= 0) || !isfinite(delta[i]))
@@ -518,14 +566,14 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1);
 	}
 	sim_reset(m, mask, res);
-	while (settle(m, delta, t, res) < m->n) {
-		double fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
-		double dt;
+	for (;;) {
+		double dt = settle(m, delta, t, res, &done), fr;
 
-		consumer_rates(m);
-		dt = next_event(m, delta, t, fr);
+		if (done == m->n)
+			break;
 		if (!isfinite(dt) || ++res->events > limit)
 			return -EDEADLK;	/* a bug, not an input error */
+		fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
 		advance(m, dt, fr);
 		t += dt;
 	}

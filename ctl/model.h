@@ -31,8 +31,14 @@ enum model_order {
 };
 
 enum model_evict {
+	/*
+	 * A random resident extent leaves: the default, because the kernel's
+	 * page cache is not a strict LRU (a follower's hits activate pages, so
+	 * the extents it has not read yet go first) and the testbed's
+	 * same-order runs fit this policy (Documentation/model.md).
+	 */
+	MODEL_EVICT_RANDOM,
 	MODEL_EVICT_LRU,	/* least recently used extent leaves first */
-	MODEL_EVICT_RANDOM,	/* a random resident extent leaves */
 };
 
 struct model_inst {
@@ -80,8 +86,10 @@ int model_new(const struct model_sys *sys, const struct model_inst *inst,
 void model_free(struct model *m);
 int model_ninst(const struct model *m);
 const struct model_sys *model_sys_of(const struct model *m);
-
+const struct model_inst *model_inst_of(const struct model *m, int i);
+/* extents K, and how many the cache holds */
 uint32_t model_extents(const struct model *m);
+uint32_t model_cache_extents(const struct model *m);
 
 /* Simulate one release vector (delta[i] >= 0, seconds). */
 int model_eval(struct model *m, const double *delta, struct model_result *res);
@@ -107,5 +115,7 @@ int model_best(struct model *m, const struct model_search *opt,
 double model_bw(const struct model_sys *sys, int k);
 const char *model_order_name(enum model_order o);
 int model_order_parse(const char *s, enum model_order *o);
+const char *model_evict_name(enum model_evict e);
+int model_evict_parse(const char *s, enum model_evict *e);
 
 #endif
