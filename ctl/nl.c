@@ -76,7 +76,7 @@ const char *tnl_last_extack(void)
 	return extack_msg;
 }
 
-/* Name the request attribute at byte offset offs, for FILE_PATH and NAME. */
+/* Name the request attribute at byte offset offs, with its value. */
 static void describe_bad_attr(struct tnl_ctx *ctx, uint32_t offs)
 {
 	struct nlmsghdr *hdr = nlmsg_hdr(ctx->sent);
@@ -90,11 +90,15 @@ static void describe_bad_attr(struct tnl_ctx *ctx, uint32_t offs)
 	switch (nla_type(a)) {
 	case TANDEM_A_FILE_PATH:
 	case TANDEM_A_DATASET_NAME:
-		snprintf(ctx->bad, sizeof(ctx->bad), " (%.*s)",
+		snprintf(ctx->bad, sizeof(ctx->bad), ": '%.*s'",
 			 (int)strnlen(nla_data(a), nla_len(a)), (char *)nla_data(a));
 		break;
-	default:
-		snprintf(ctx->bad, sizeof(ctx->bad), " (attribute %d)", nla_type(a));
+	case TANDEM_A_DATASET_ID:
+		snprintf(ctx->bad, sizeof(ctx->bad), ": dataset id %u", nla_get_u32(a));
+		break;
+	case TANDEM_A_CXL_NODE:
+		snprintf(ctx->bad, sizeof(ctx->bad), ": cxl_node %d", (int)nla_get_u32(a));
+		break;
 	}
 }
 

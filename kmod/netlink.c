@@ -527,6 +527,21 @@ static const struct genl_ops tandem_genl_ops[] = {
 	},
 };
 
+/*
+ * GENL_ADMIN_PERM alone checks CAP_NET_ADMIN; state changes here move page
+ * cache and pin files system-wide, so they need CAP_SYS_ADMIN as well,
+ * checked against the sender's credentials at send time.
+ */
+static int tandem_nl_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			      struct genl_info *info)
+{
+	if ((ops->flags & GENL_ADMIN_PERM) && !netlink_capable(skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack, "CAP_SYS_ADMIN is required");
+		return -EPERM;
+	}
+	return 0;
+}
+
 static const struct genl_multicast_group tandem_mcgrps[] = {
 	{ .name = TANDEM_MCGRP_EVENTS, },
 };
@@ -539,6 +554,7 @@ static struct genl_family tandem_genl_family __ro_after_init = {
 	.n_ops = ARRAY_SIZE(tandem_genl_ops),
 	.mcgrps = tandem_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(tandem_mcgrps),
+	.pre_doit = tandem_nl_pre_doit,
 };
 
 int tandem_netlink_init(void)

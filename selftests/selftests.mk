@@ -19,9 +19,9 @@ ALL_TARGETS += $(HOST_TEST_BINS) $(VM_TEST_BINS)
 
 $(B)/selftests/host/%: selftests/host/%.c $(B)/asan/libtandemctl.a $(KSFT_DIR)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(CTL_CFLAGS) $(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
+	$(CC) $(CFLAGS) -Wno-sign-compare -Wno-unused-parameter $(SANFLAGS) $(CTL_CFLAGS) $(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
 		$(B)/asan/libtandemctl.a $(CTL_LDLIBS)
 
 $(B)/vm/tests/%: selftests/vm/tests/%.c $(wildcard selftests/lib/*.h) $(KSFT_DIR)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-unused-result $(KSFT_CFLAGS) -Iselftests/lib -static -o $@ $< -lcap
+	$(CC) $(CFLAGS) -Wno-unused-result -Wno-sign-compare -Wno-unused-parameter $(KSFT_CFLAGS) -Iselftests/lib -static -o $@ $<
