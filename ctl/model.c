@@ -473,7 +473,7 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 		if (delta[i] > t + 1e-12)
 			return delta[i] - t;
 		st->state = ST_RUN;
-		res->inst[i].start = t;
+		res->inst[i].start = delta[i];
 	}
 	if (st->state != ST_RUN)
 		return INFINITY;
@@ -481,7 +481,7 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 		st->cpos = st->rpos * m->s;
 		if (st->rpos == st->total) {
 			st->state = ST_DONE;
-			res->inst[i].end = t;
+			res->inst[i].end = st->total ? t : delta[i];
 			return INFINITY;
 		}
 	}
