@@ -145,7 +145,7 @@ static int model_parse(int argc, char **argv, struct model_cmd *c)
 	model_args_init(&c->args);
 	c->search = true;
 	c->min_gain = MO_MIN_GAIN;
-	optind = 1;
+	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
 	while ((opt = getopt_long(argc, argv, "", model_opts, NULL)) != -1) {
 		if (opt == '?')
 			return ctl_usage("model", NULL);
