@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the page-cache sharing tracker's BPF programs
+ * (bpf/tracker.bpf.c) and its loader in tandemctl (ctl/tracker*.c).
+ * Every map named here is pinned under the tracker's bpffs directory, so
+ * one tandemctl process can load the tracker, another register a job and a
+ * third read the counters.
+ *
+ * Units: pages are PAGE_SIZE (4 KiB) units, whatever the folio size.
+ */
+#ifndef TANDEM_BPF_TRACKER_H
+#define TANDEM_BPF_TRACKER_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define TANDEM_TRK_NAME_LEN	48
+/* bumped when a pinned map's layout changes; the loader refuses a mismatch */
+#define TANDEM_TRK_VERSION	1
+
+/* page-state flag: inserted by its loader and not yet read by it */
+#define TANDEM_TRK_PAGE_FRESH	1U
+
+/* jobs[].flags */
+#define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
+
+/* Hooks whose attach point is chosen at load time (see ctl/tracker_load.c). */
+enum tandem_trk_hook {
+	TANDEM_TRK_HOOK_INSERT,		/* a folio enters the page cache */
+	TANDEM_TRK_HOOK_EVICT,		/* a folio leaves the page cache */
+	TANDEM_TRK_HOOK_FORK,
+	TANDEM_TRK_HOOK_EXIT,
+	TANDEM_TRK_HOOK_READ,		/* read()/pread() of cached folios */
+	TANDEM_TRK_HOOK_MMAP,		/* page-table entries to cached pages */
+	TANDEM_TRK_NR_HOOKS,
+};
+
+/* How the programs learn which pages a read or a fault touched. */
+enum tandem_trk_read_mode {
+	TANDEM_TRK_READ_TP_RANGE = 1,	/* mm_filemap_get_pages tracepoint */
+	TANDEM_TRK_READ_BATCH,		/* the folio batch filemap_get_pages() returns */
+};
+
+/* files: key is the inode as the kernel names it */
+struct tandem_trk_file_key {
+	__u64 dev;	/* inode->i_sb->s_dev: kernel dev_t, (major << 20) | minor */
+	__u64 ino;
+};
+
+struct tandem_trk_file {
+	__u32 dataset;
+	__u32 file_id;	/* high half of the page-state key */
+};
+
+/* pages: key is ((__u64)file_id << 32) | page index */
+struct tandem_trk_page {
+	__u32 loader;	/* job that inserted the page; 0 = no tracked job */
+	__u32 flags;	/* TANDEM_TRK_PAGE_FRESH */
+	__u64 mapper;	/* last process that mapped it (mmap dedup, see bpf.c) */
+	__u32 folio_first;	/* index of the first page of its folio */
+	__u32 folio_nr;		/* pages in its folio when inserted */
+};
+
+/* counts: per (job, dataset), per CPU */
+struct tandem_trk_ckey {
+	__u32 job;	/* 0: processes in no tracked job */
+	__u32 dataset;
+};
+
+struct tandem_trk_counts {
+	__u64 miss;		/* pages inserted while this job was running */
+	__u64 first_access;	/* the job's first access to a page it missed */
+	__u64 own_hit;		/* accesses to cached pages this job loaded */
+	__u64 shared_hit;	/* accesses to cached pages loaded by others */
+	__u64 evict;		/* pages this job loaded that left the cache */
+};
+
+/* matrix: shared hits per (reader, loader, dataset), per CPU */
+struct tandem_trk_mkey {
+	__u32 reader;
+	__u32 loader;	/* 0: no tracked job, or loaded before tracking */
+	__u32 dataset;
+	__u32 pad;
+};
+
+/*
+ * jobs: written only by tandemctl. The job's live processes are the tasks
+ * entries holding its id (the fork/exit programs keep those).
+ */
+struct tandem_trk_job {
+	__u32 root_pid;
+	__u32 pad0;
+	__u64 start_time;	/* CLOCK_REALTIME seconds */
+	__s32 exit_code;	/* of the root, as a shell reports it */
+	__u32 flags;		/* TANDEM_TRK_JOB_* */
+	__u32 dataset;		/* --dataset given to track, 0 if none */
+	__u32 pad;
+	char name[TANDEM_TRK_NAME_LEN];
+};
+
+/* datasets: written and read only by tandemctl */
+struct tandem_trk_dataset {
+	__u32 files;
+	__u32 pad;
+	__u64 pages;		/* size of its files in pages, when registered */
+	char name[TANDEM_TRK_NAME_LEN];
+};
+
+/* global: one per-CPU slot of tracker-wide event counters */
+struct tandem_trk_global {
+	__u64 inserted;		/* page states created */
+	__u64 removed;		/* page states deleted on eviction */
+	__u64 insert_failed;	/* page state could not be stored */
+	__u64 evict_unknown;	/* dataset page evicted with no state */
+	__u64 access_unknown;	/* dataset page read with no state */
+	__u64 counter_full;	/* counts or matrix map full */
+	__u64 task_full;	/* tasks map full: a forked process untracked */
+	__u64 range_capped;	/* pages skipped by the per-event bound */
+	__u64 index_too_big;	/* page index does not fit 32 bits */
+	__u64 pending_alloc_failed;
+};
+
+/* meta: one slot, written by the loader, for `tracker status` */
+#define TANDEM_TRK_ATTACH_LEN	56
+struct tandem_trk_meta {
+	__u32 version;
+	__u32 max_pages;
+	__u32 max_files;
+	__u32 read_mode;
+	__u64 load_time;	/* CLOCK_REALTIME seconds */
+	char attach[TANDEM_TRK_NR_HOOKS][TANDEM_TRK_ATTACH_LEN];
+};
+
+#endif
