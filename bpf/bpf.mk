@@ -14,7 +14,7 @@ BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 BPF_HDRS    := $(wildcard bpf/*.h)
 
 CTL_LDLIBS  += -lbpf -lelf -lz
-ALL_TARGETS += $(B)/gen/tracker.skel.h $(B)/bench/cachestat
+ALL_TARGETS += $(B)/gen/tracker.skel.h
 
 $(B)/gen/vmlinux.h:
 	@mkdir -p $(dir $@)
