@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Training-job emulator on the host, in a temporary directory. Ground
+ * truth comes from outside loadgen: the order of file opens from inotify,
+ * file sizes from stat(), elapsed time from the test's own clock, CPU time
+ * from getrusage().
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "loadgen.h"
+
+#define NFILES 24
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+FIXTURE(ds) {
+	char dir[64];
+	struct lg_dataset ds;
+};
+
+FIXTURE_SETUP(ds)
+{
+	struct lg_gen_opts g = { .files = NFILES, .size = 64 * 1024,
+				 .dist = LG_DIST_UNIFORM, .seed = 3 };
+	uint64_t total;
+
+	snprintf(self->dir, sizeof(self->dir), "/tmp/tandem-lg-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, lg_gen(self->dir, &g, &total));
+	ASSERT_EQ(0, lg_dataset_scan(self->dir, 0, &self->ds));
+	ASSERT_EQ(total, self->ds.bytes);
+}
+
+FIXTURE_TEARDOWN(ds)
+{
+	char cmd[128];
+
+	lg_dataset_free(&self->ds);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+}
+
+/* Sizes on disk (stat) and content (read(2)) match what gen promised. */
+TEST_F(ds, gen_writes_verifiable_files)
+{
+	uint64_t sum = 0;
+	unsigned char *buf = malloc(256 * 1024);
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(NFILES, self->ds.nfiles);
+	for (int i = 0; i < NFILES; i++) {
+		char path[128];
+		struct stat st;
+		ssize_t n;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/sample-%06d.bin", self->dir, i);
+		ASSERT_EQ(0, stat(path, &st));
+		/* uniform: between size/2 and 3*size/2 */
+		EXPECT_GE(st.st_size, 32 * 1024);
+		EXPECT_LE(st.st_size, 96 * 1024);
+		sum += st.st_size;
+		fd = open(path, O_RDONLY);
+		ASSERT_GE(fd, 0);
+		n = read(fd, buf, 256 * 1024);
+		close(fd);
+		ASSERT_EQ(st.st_size, n);
+		EXPECT_EQ(0, memcmp(buf, "TNDMLG01", 8));
+		EXPECT_TRUE(lg_check(buf, 0, n, 3, i, n));
+		EXPECT_TRUE(lg_check(buf + 1000, 1000, n - 1000, 3, i, n));
+		buf[n / 2] ^= 1;
+		EXPECT_FALSE(lg_check(buf, 0, n, 3, i, n));
+		EXPECT_FALSE(lg_check(buf, 0, n, 4, i, n));	/* other seed */
+	}
+	EXPECT_EQ(sum, self->ds.bytes);
+	free(buf);
+}
+
+/* Names of files opened in dir, in order, while loadgen runs. */
+static int opens_during_run(const char *dir, const struct lg_dataset *ds,
+			    const struct lg_opts *o, char (*names)[32], int max)
+{
+	char ev[64 * 1024] __attribute__((aligned(8)));
+	struct lg_result res;
+	int fd = inotify_init1(IN_NONBLOCK), n = 0;
+	ssize_t len;
+
+	/* watch closes too: inotify merges identical consecutive events */
+	if (fd < 0 || inotify_add_watch(fd, dir, IN_OPEN | IN_CLOSE_NOWRITE) < 0)
+		return -1;
+	if (lg_run(ds, o, &res))
+		return -1;
+	lg_result_free(&res);
+	while ((len = read(fd, ev, sizeof(ev))) > 0) {
+		for (char *p = ev; p < ev + len;) {
+			struct inotify_event *e = (struct inotify_event *)p;
+
+			if (e->len && (e->mask & IN_OPEN) && n < max)
+				snprintf(names[n++], 32, "%s", e->name);
+			p += sizeof(*e) + e->len;
+		}
+	}
+	close(fd);
+	return n;
+}
+
+TEST_F(ds, seeded_shuffle_order)
+{
+	static char a[2 * NFILES][32], b[2 * NFILES][32], c[2 * NFILES][32];
+	struct lg_opts o;
+	int na, nb, nc;
+
+	lg_opts_default(&o);
+	o.epochs = 2;
+	o.seed = 5;
+	na = opens_during_run(self->dir, &self->ds, &o, a, 2 * NFILES);
+	nb = opens_during_run(self->dir, &self->ds, &o, b, 2 * NFILES);
+	o.seed = 6;
+	nc = opens_during_run(self->dir, &self->ds, &o, c, 2 * NFILES);
+	ASSERT_EQ(2 * NFILES, na);
+	ASSERT_EQ(2 * NFILES, nb);
+	ASSERT_EQ(2 * NFILES, nc);
+	EXPECT_EQ(0, memcmp(a, b, sizeof(a)));		/* same seed, same order */
+	EXPECT_NE(0, memcmp(a, c, sizeof(a)));		/* other seed, other order */
+	EXPECT_NE(0, memcmp(a, a + NFILES, NFILES * 32));	/* epochs differ */
+	/* each epoch reads every file exactly once */
+	for (int e = 0; e < 2; e++) {
+		for (int i = 0; i < NFILES; i++) {
+			int seen = 0;
+			char want[32];
+
+			snprintf(want, sizeof(want), "sample-%06d.bin", i);
+			for (int k = 0; k < NFILES; k++)
+				seen += !strcmp(a[e * NFILES + k], want);
+			EXPECT_EQ(1, seen);
+		}
+	}
+}
+
+TEST_F(ds, sequential_order_is_name_order)
+{
+	static char a[NFILES][32];
+	struct lg_opts o;
+
+	lg_opts_default(&o);
+	o.shuffle = false;
+	o.threads = 1;
+	ASSERT_EQ(NFILES, opens_during_run(self->dir, &self->ds, &o, a, NFILES));
+	for (int i = 0; i < NFILES; i++) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "sample-%06d.bin", i);
+		EXPECT_STREQ(want, a[i]);
+	}
+}
+
+/*
+ * 2 epochs x 12 batches x 15 ms of compute = 360 ms at least; the data is
+ * cached after a warm-up, so little more. The timeline has one row per
+ * iteration with its compute time.
+ */
+TEST_F(ds, compute_sleep_and_timeline)
+{
+	char tl[96], line[256];
+	struct lg_result res;
+	struct lg_opts o;
+	double t0, wall;
+	int rows = 0;
+	FILE *f;
+
+	lg_opts_default(&o);
+	ASSERT_EQ(0, lg_run(&self->ds, &o, &res));	/* warm the page cache */
+	lg_result_free(&res);
+	snprintf(tl, sizeof(tl), "%s.timeline.csv", self->dir);
+	o.epochs = 2;
+	o.batch = 2;
+	o.compute = 0.015;
+	o.timeline = tl;
+	t0 = mono();
+	ASSERT_EQ(0, lg_run(&self->ds, &o, &res));
+	wall = mono() - t0;
+	EXPECT_GE(wall, 0.36);
+	EXPECT_LT(wall, 0.36 + 0.25);
+	EXPECT_LE(res.total, wall);
+	EXPECT_EQ(2, res.epochs);
+	EXPECT_EQ(2 * self->ds.bytes, res.bytes);
+	lg_result_free(&res);
+	f = fopen(tl, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
+	EXPECT_EQ(0, strncmp(line, "iter,epoch,batch,t_s,wait_s,compute_s", 37));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned it, ep, b;
+		double t, w, c;
+
+		ASSERT_EQ(6, sscanf(line, "%u,%u,%u,%lf,%lf,%lf", &it, &ep, &b, &t, &w, &c));
+		EXPECT_EQ(rows, it);
+		EXPECT_EQ(rows / 12, ep);
+		EXPECT_GE(c, 0.015);
+		rows++;
+	}
+	fclose(f);
+	unlink(tl);
+	EXPECT_EQ(24, rows);
+}
+
+/* Decoding burns CPU time (getrusage), not just wall time. */
+TEST_F(ds, decode_uses_cpu)
+{
+	struct rusage a, b;
+	struct lg_result res;
+	struct lg_opts o;
+	double cpu;
+
+	lg_opts_default(&o);
+	o.limit = 10;
+	o.decode = 0.01;
+	getrusage(RUSAGE_SELF, &a);
+	ASSERT_EQ(0, lg_run(&self->ds, &o, &res));
+	getrusage(RUSAGE_SELF, &b);
+	cpu = (b.ru_utime.tv_sec - a.ru_utime.tv_sec) + (b.ru_utime.tv_usec - a.ru_utime.tv_usec) / 1e6 +
+	      (b.ru_stime.tv_sec - a.ru_stime.tv_sec) + (b.ru_stime.tv_usec - a.ru_stime.tv_usec) / 1e6;
+	EXPECT_GE(cpu, 0.1);
+	EXPECT_EQ(10, res.samples);
+	lg_result_free(&res);
+}
+
+/* Large files read as records: every byte once per epoch, content intact. */
+TEST_F(ds, records_cover_the_files)
+{
+	struct lg_dataset rec;
+	struct lg_result res;
+	struct lg_opts o;
+	uint64_t want = 0;
+
+	ASSERT_EQ(0, lg_dataset_scan(self->dir, 10000, &rec));
+	for (uint32_t f = 0; f < rec.nfiles; f++)
+		want += (rec.sizes[f] + 9999) / 10000;
+	EXPECT_EQ(want, rec.nsamples);
+	lg_opts_default(&o);
+	o.threads = 3;
+	o.batch = 5;
+	o.verify = true;
+	ASSERT_EQ(0, lg_run(&rec, &o, &res));
+	EXPECT_EQ(self->ds.bytes, res.bytes);
+	EXPECT_EQ(0, res.verify_errors);
+	lg_result_free(&res);
+	lg_dataset_free(&rec);
+}
+
+TEST_HARNESS_MAIN
