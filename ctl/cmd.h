@@ -7,6 +7,7 @@
 #define TANDEM_CTL_CMD_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct ctl_cmd {
 	const char *object;	/* "dataset" */
@@ -29,6 +30,11 @@ void ctl_cmd_register(struct ctl_cmd *cmd);
 	{								\
 		ctl_cmd_register(&tandem_cmd_##id);			\
 	}
+
+/* Run "OBJECT [VERB] ARGS..."; 0 or a negative errno. */
+int ctl_run(int argc, char **argv);
+/* The list of commands, for --help. */
+void ctl_print_help(FILE *f);
 
 /* Global options, set by main() before a command runs. */
 extern bool opt_json;
