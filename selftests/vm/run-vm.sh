@@ -18,7 +18,8 @@
 #     --quiet          do not stream the TAP to stdout
 # Exit status: 0 when every test passed or skipped, the VM finished, and
 # dmesg showed no oops/warning; 1 otherwise. Results per test program go to
-# build/logs/vm.results ("PASS FAIL SKIP NAME"), logs to build/logs/vm/.
+# build/logs/vm.results ("PASS FAIL SKIP NAME"), logs to build/logs/vm/
+# (VM_LOGDIR=DIR puts both under DIR instead).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/results.sh"
@@ -47,9 +48,11 @@ while [ $# -gt 0 ]; do
 done
 
 vm=$top/$B/vm
+[ -n "${VM_LOGDIR:-}" ] && vm=$VM_LOGDIR/image
 root=$vm/root
-logdir=$top/$B/logs/vm
-results=$top/$B/logs/vm.results
+logs=${VM_LOGDIR:-$top/$B/logs}
+logdir=$logs/vm
+results=$logs/vm.results
 mkdir -p "$logdir"
 : >"$results"
 fail_rig() { # the rig itself failed: count one failure

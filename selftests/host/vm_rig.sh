@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The VM rig reports what it must: a passing script passes, and a kernel
+# warning in dmesg, a failing test, or a hang each make the rig fail.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/ksft.sh"
+ksft_plan 3
+if [ ! -r "$top/kmod/tandem.ko" ] || ! command -v qemu-system-x86_64 >/dev/null; then
+	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "splat"; ksft_skip "hang"; ksft_finish
+fi
+tmp=$(mktemp -d /tmp/tandem-rig-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/ok.sh" <<'EOS'
+echo "TAP version 13"; echo "1..1"; echo "ok 1 fine"
+echo "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0"
+EOS
+cat >"$tmp/splat.sh" <<'EOS'
+echo "WARNING: CPU: 0 PID: 1 at fake/splat.c:1 rig_selftest" >/dev/kmsg
+echo "TAP version 13"; echo "1..1"; echo "ok 1 looks fine"
+echo "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0"
+EOS
+cat >"$tmp/hang.sh" <<'EOS'
+sleep 1000
+EOS
+run() { VM_LOGDIR=$tmp/logs bash "$top/selftests/vm/run-vm.sh" --quiet --script "$tmp/$1" "${@:2}" >"$tmp/$1.out" 2>&1; }
+if run ok.sh; then ksft_pass "a passing script passes"; else sed 's/^/# /' "$tmp/ok.sh.out"; ksft_fail "a passing script passes"; fi
+if ! run splat.sh && grep -q "dmesg-splat-after-splat.sh" "$tmp/logs/vm.results"; then
+	ksft_pass "a WARNING in dmesg fails the run"
+else
+	sed 's/^/# /' "$tmp/splat.sh.out"; ksft_fail "a WARNING in dmesg fails the run"
+fi
+if ! run hang.sh --vm-timeout 25 && grep -q "vm-did-not-finish" "$tmp/logs/vm.results"; then
+	ksft_pass "a hang is a failure, with the console tail"
+else
+	sed 's/^/# /' "$tmp/hang.sh.out"; ksft_fail "a hang is a failure"
+fi
+ksft_finish
