@@ -268,16 +268,16 @@ static int tandem_nl_files_insert(struct tandem_dataset *ds, struct tandem_file 
 	*dups = 0;
 	for (i = 0; i < n; i++) {
 		err = tandem_file_insert(ds, files[i]);
-		if (err == -EEXIST) {
-			tandem_file_free(files[i]);
-			files[i] = NULL;
-			(*dups)++;
-			err = 0;
-		} else if (err) {
+		if (err && err != -EEXIST)
 			break;
-		} else {
+		if (!err) {
 			(*added)++;
+			continue;
 		}
+		tandem_file_free(files[i]);
+		files[i] = NULL;
+		(*dups)++;
+		err = 0;
 	}
 	if (!err)
 		return 0;

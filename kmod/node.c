@@ -56,14 +56,15 @@ int tandem_node_set(int nid, const char **why)
 	char reason[TANDEM_REASON_LEN];
 	int node;
 
+	if (nid != TANDEM_NODE_AUTO && nid != TANDEM_NODE_NONE && tandem_node_validate(nid)) {
+		*why = "not an online NUMA node with memory (use a node id, -1 = auto, -2 = none)";
+		return -EINVAL;
+	}
 	if (nid == TANDEM_NODE_AUTO) {
 		node = tandem_node_autodetect(reason, sizeof(reason));
 	} else if (nid == TANDEM_NODE_NONE) {
 		node = TANDEM_NODE_NONE;
 		scnprintf(reason, sizeof(reason), "disabled (cxl_node=-2)");
-	} else if (tandem_node_validate(nid)) {
-		*why = "not an online NUMA node with memory (use a node id, -1 = auto, -2 = none)";
-		return -EINVAL;
 	} else {
 		node = nid;
 		scnprintf(reason, sizeof(reason), "explicit: cxl_node=%d%s", nid,
