@@ -116,7 +116,7 @@ static int model_opt(struct model_cmd *c, int opt, const char *arg)
 		ret = profile_inst_parse(arg, &a->spec[a->nspec], err, sizeof(err));
 		if (ret)
 			return ctl_err("--instance: %s", err), ret;
-		a->nspec++;
+		a->spec_str[a->nspec++] = arg;
 		break;
 	case 'n':
 		ret = units_parse_bytes(arg, &u);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -207,15 +208,39 @@ static void save_doc(struct tjw *w, const struct profile *p)
 	tjw_obj_close(w);
 }
 
-/* Written to a temporary file and renamed, so a reader never sees half. */
+static int save_to(const char *path, const struct profile *p)
+{
+	FILE *f = fopen(path, "w");
+	struct tjw w;
+	int err;
+
+	if (!f)
+		return -errno;
+	tjw_init(&w, f);
+	save_doc(&w, p);
+	err = tjw_finish(&w);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * A regular file is written to a temporary file and renamed, so a reader
+ * never sees half of it; anything else (/dev/stdout, a pipe) is written in
+ * place and never replaced.
+ */
 int profile_save(const char *path, const struct profile *p)
 {
 	size_t len = strlen(path) + 8;
-	char *tmp = malloc(len);
+	struct stat st;
 	struct tjw w;
+	char *tmp;
 	FILE *f;
 	int err;
 
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode))
+		return save_to(path, p);
+	tmp = malloc(len);
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, len, "%s.tmp", path);
@@ -478,7 +503,7 @@ int model_args_build(const struct model_args *a, const struct profile *p,
 		     struct model_sys *sys, struct model_inst *inst, int *n,
 		     char *err, size_t errlen)
 {
-	int have = a->nspec ? a->nspec : p->ninst, want;
+	int have = a->nspec > p->ninst ? a->nspec : p->ninst, want;
 	int ret = build_sys(a, p, sys, err, errlen);
 
 	if (ret)
@@ -490,8 +515,16 @@ int model_args_build(const struct model_args *a, const struct profile *p,
 		return -EINVAL;
 	}
 	for (int i = 0; i < want; i++) {
+		if (i < have && i < a->nspec && i < p->ninst && a->spec_str[i]) {
+			/* keys given on the command line override the profile's */
+			inst[i] = p->inst[i].m;
+			ret = profile_inst_parse(a->spec_str[i], &inst[i], err, errlen);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (i < have) {
-			inst[i] = a->nspec ? a->spec[i] : p->inst[i].m;
+			inst[i] = i < a->nspec ? a->spec[i] : p->inst[i].m;
 			continue;
 		}
 		/* replicas: same job, own name and (for indep) own shuffle */

@@ -86,6 +86,8 @@ struct model_args {
 	uint32_t extents;		/* 0: from the file count */
 	int nspec;			/* instances given on the command line */
 	struct model_inst spec[MODEL_MAX_INST];
+	/* the same as text: applied on top of the profile's instance i */
+	const char *spec_str[MODEL_MAX_INST];
 	int ninstances;			/* replicate the last one up to this */
 };
 

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tandemctl run: release N training instances that read one dataset on the
+ * schedule the makespan model chose (or a given one), and report predicted
+ * against measured makespan.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "calibrate.h"
+#include "cmd.h"
+#include "json.h"
+#include "model_out.h"
+#include "out.h"
+#include "profile.h"
+#include "release.h"
+#include "units.h"
+#include "util.h"
+
+struct run_cmd {
+	const char *dataset, *stagger, *report, *profile;
+	uint64_t record_size;
+	bool fail_fast;
+	double grace, min_gain;
+	struct model_args args;
+	double rates[MODEL_MAX_INST];
+	int nrates;
+	struct cal_opts cal;
+	char ***cmds;
+	int ncmds;
+};
+
+/* What the model said, when there was one. */
+struct run_pred {
+	bool have;
+	const char *mode;		/* "auto", "time", "progress" */
+	struct mo_report mo;		/* auto: the search */
+	struct model_result res;	/* at the delta actually used */
+	struct model_inst inst[MODEL_MAX_INST];
+};
+
+static const struct option run_opts[] = {
+	{ "dataset", required_argument, NULL, 'd' },
+	{ "stagger", required_argument, NULL, 's' },
+	{ "profile", required_argument, NULL, 'P' },
+	{ "instance", required_argument, NULL, 'i' },
+	{ "rate", required_argument, NULL, 'R' },
+	{ "steer", required_argument, NULL, 'S' },
+	{ "record-size", required_argument, NULL, 'r' },
+	{ "sample", required_argument, NULL, 'a' },
+	{ "min-gain", required_argument, NULL, 'm' },
+	{ "fail-fast", no_argument, NULL, 'f' },
+	{ "grace", required_argument, NULL, 'g' },
+	{ "report", required_argument, NULL, 'o' },
+	{ 0 }
+};
+
+static int parse_inst(struct run_cmd *c, const char *arg)
+{
+	struct model_args *a = &c->args;
+	char err[160];
+
+	if (a->nspec == MODEL_MAX_INST)
+		return -E2BIG;
+	profile_inst_default(&a->spec[a->nspec], a->nspec);
+	if (profile_inst_parse(arg, &a->spec[a->nspec], err, sizeof(err))) {
+		ctl_err("--instance: %s", err);
+		return -EINVAL;
+	}
+	a->spec_str[a->nspec++] = arg;
+	return 0;
+}
+
+static int run_opt(struct run_cmd *c, int opt, const char *arg)
+{
+	struct model_args tmp;
+	int err;
+
+	switch (opt) {
+	case 'd': c->dataset = arg; return 0;
+	case 's': c->stagger = arg; return 0;
+	case 'P': c->profile = arg; return 0;
+	case 'i': return parse_inst(c, arg);
+	case 'R':
+		model_args_init(&tmp);
+		err = model_args_parse_bw(&tmp, arg);
+		c->nrates = tmp.nbw;
+		memcpy(c->rates, tmp.bw, sizeof(c->rates[0]) * tmp.nbw);
+		return err;
+	case 'S':
+		if (strcmp(arg, "on") && strcmp(arg, "off"))
+			return -EINVAL;
+		c->args.steer = !strcmp(arg, "on");
+		return 0;
+	case 'r': return units_parse_bytes(arg, &c->record_size);
+	case 'a': return units_parse_size(arg, &c->cal.sample_bytes);
+	case 'm': return parse_double(arg, &c->min_gain);
+	case 'f': c->fail_fast = true; return 0;
+	case 'g': return units_parse_duration(arg, &c->grace);
+	case 'o': c->report = arg; return 0;
+	}
+	return -EINVAL;
+}
+
+static int run_parse(int argc, char **argv, struct run_cmd *c)
+{
+	int opt, dash = -1;
+
+	memset(c, 0, sizeof(*c));
+	model_args_init(&c->args);
+	c->min_gain = MO_MIN_GAIN;
+	c->cal.sample_bytes = 256.0 * 1024 * 1024;
+	c->cal.max_readers = 2;
+	for (int i = 1; i < argc && dash < 0; i++)
+		if (!strcmp(argv[i], "--"))
+			dash = i;
+	if (dash < 0) {
+		ctl_err("give the instances' commands after '--', separated by ':::'");
+		return -EINVAL;
+	}
+	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
+	while ((opt = getopt_long(dash, argv, "", run_opts, NULL)) != -1) {
+		if (opt == '?' || run_opt(c, opt, optarg)) {
+			if (opt != '?')
+				ctl_err("bad value '%s'", optarg);
+			return ctl_usage("run", NULL);
+		}
+	}
+	if (optind != dash || !c->dataset) {
+		ctl_err(c->dataset ? "unexpected argument before '--'" : "--dataset is required");
+		return -EINVAL;
+	}
+	if (rel_split_commands(argc - dash - 1, argv + dash + 1, &c->cmds, &c->ncmds) ||
+	    !c->ncmds || c->ncmds > MODEL_MAX_INST) {
+		ctl_err("commands after '--' must be separated by ':::' and not empty");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- prediction ---- */
+
+static int load_profile(struct run_cmd *c, const struct lg_dataset *ds, struct profile *p)
+{
+	char err[256];
+	int ret;
+
+	if (c->profile) {
+		ret = profile_load(c->profile, p, err, sizeof(err));
+		if (ret)
+			ctl_err("%s: %s", c->profile, err);
+		return ret;
+	}
+	/* no stored profile: measure storage and memory now (a few seconds) */
+	ret = cal_profile(&c->cal, c->dataset, ds, p);
+	if (ret)
+		ctl_err("calibration failed: %s", strerror(-ret));
+	return ret;
+}
+
+static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct run_pred *pr,
+		       struct model **m)
+{
+	struct model_sys sys;
+	struct profile p;
+	char err[256];
+	int n, ret;
+
+	profile_init(&p);
+	ret = load_profile(c, ds, &p);
+	if (ret)
+		return ret;
+	c->args.ninstances = c->ncmds;
+	ret = model_args_build(&c->args, &p, &sys, pr->inst, &n, err, sizeof(err));
+	for (int i = 0; !ret && i < c->nrates && i < n; i++)
+		pr->inst[i].rate = c->rates[i];
+	if (!ret && n < c->ncmds)
+		ret = -EINVAL, snprintf(err, sizeof(err), "fewer instances than commands");
+	ret = ret ?: model_new(&sys, pr->inst, c->ncmds, m, err, sizeof(err));
+	if (ret)
+		ctl_err("model: %s", err);
+	profile_free(&p);
+	return ret;
+}
+
+static bool model_wanted(const struct run_cmd *c)
+{
+	return c->profile || c->nrates || c->args.nspec;
+}
+
+/* Decide the release vector; with a model, also predict M for it. */
+static int plan(struct run_cmd *c, const struct lg_dataset *ds, struct rel_run *r,
+		struct run_pred *pr)
+{
+	const char *st = c->stagger ? c->stagger : model_wanted(c) ? "auto" : "0";
+	bool is_auto = !strcmp(st, "auto");
+	double d[MODEL_MAX_INST] = { 0 };
+	struct model *m = NULL;
+	int ret = 0;
+
+	pr->mode = is_auto ? "auto" : strncmp(st, "progress:", 9) ? "time" : "progress";
+	if (!strcmp(pr->mode, "progress")) {
+		r->mode = REL_PROGRESS;
+		if (parse_double(st + 9, &r->fraction) || !(r->fraction > 0) || r->fraction > 1)
+			return ctl_err("progress:F needs 0 < F <= 1"), -EINVAL;
+	} else if (!is_auto && rel_parse_stagger(st, c->ncmds, d)) {
+		return ctl_err("--stagger: give SECONDS, N-1 or N comma-separated seconds, "
+			       "auto or progress:F"), -EINVAL;
+	}
+	for (int i = 0; i < c->ncmds; i++)
+		r->inst[i].delta = d[i];
+	if (is_auto && !model_wanted(c))
+		return ctl_err("--stagger auto needs --profile (tandemctl calibrate) or "
+			       "--rate/--instance with rates"), -EINVAL;
+	if (!model_wanted(c))
+		return 0;
+	ret = build_model(c, ds, pr, &m);
+	if (!ret && is_auto)
+		ret = mo_search(m, &pr->mo, 0, c->min_gain);
+	if (!ret && is_auto)
+		for (int i = 0; i < c->ncmds; i++)
+			r->inst[i].delta = d[i] = pr->mo.chosen[i];
+	if (!ret && r->mode == REL_TIME) {
+		ret = model_eval(m, d, &pr->res);
+		pr->have = !ret;
+	}
+	model_free(m);
+	return ret;
+}
+
+/* ---- report ---- */
+
+static void inst_exit(const struct rel_inst *in, int *code, int *sig)
+{
+	*code = -1;
+	*sig = 0;
+	if (in->state != REL_EXITED)
+		return;
+	if (WIFEXITED(in->status))
+		*code = WEXITSTATUS(in->status);
+	else if (WIFSIGNALED(in->status))
+		*sig = WTERMSIG(in->status);
+}
+
+static const char *state_name(const struct rel_inst *in)
+{
+	static const char *const names[] = { "pending", "running", "exited", "skipped" };
+
+	return names[in->state];
+}
+
+static void print_inst(const struct rel_run *r, const struct run_pred *pr, int i)
+{
+	const struct rel_inst *in = &r->inst[i];
+	int code, sig;
+
+	inst_exit(in, &code, &sig);
+	out_obj_open(NULL);
+	out_str("name", "%-8s", in->name);
+	out_double("requested_s", r->mode == REL_TIME ? " %9.3f" : NULL, in->delta);
+	out_text(r->mode == REL_TIME ? "" : " %9s", "progress");
+	out_double("start_s", " %9.3f", in->start);
+	out_double("end_s", " %9.3f", in->end);
+	if (pr->have)
+		out_double("predicted_end_s", " %9.3f", pr->res.inst[i].end);
+	else
+		out_null("predicted_end_s", "         -");
+	out_str("state", " %-8s", state_name(in));
+	out_s64("exit", code >= 0 ? " exit %lld" : NULL, code);
+	out_s64("signal", sig ? " signal %lld" : NULL, sig);
+	if (in->have_stats) {
+		out_u64("misses", " misses %llu", in->stats.misses);
+		out_u64("own_hits", " own %llu", in->stats.own_hits);
+		out_u64("shared_hits", " shared %llu", in->stats.shared_hits);
+	}
+	out_text("\n");
+	out_obj_close();
+}
+
+static void print_report(const struct rel_run *r, const struct run_pred *pr)
+{
+	out_obj_open(NULL);
+	out_str("stagger", "release: %s", pr->mode);
+	if (!strcmp(pr->mode, "auto"))
+		out_str("advice", " (%s)", pr->mo.together ? "model: start together" :
+			"model: stagger");
+	if (r->mode == REL_PROGRESS)
+		out_double("fraction", " at fraction %.3f", r->fraction);
+	out_text("\nname     requested     start       end predicted\n");
+	out_arr_open("instances");
+	for (int i = 0; i < r->n; i++)
+		print_inst(r, pr, i);
+	out_arr_close();
+	out_double("measured_makespan_s", "measured makespan %.3f s", r->makespan);
+	if (pr->have) {
+		out_double("predicted_makespan_s", ", predicted %.3f s", pr->res.makespan);
+		out_double("error", " (error %+.1f%%)", (r->makespan / pr->res.makespan - 1) * 100);
+	} else {
+		out_null("predicted_makespan_s", NULL);
+	}
+	out_text("\n");
+	out_s64("interrupted_by", r->interrupted ? "interrupted by signal %lld\n" : NULL,
+		r->interrupted);
+	out_s64("failed", r->nfailed ? "%lld instance(s) failed\n" : NULL, r->nfailed);
+	out_s64("skipped", r->nskipped ? "%lld instance(s) not started\n" : NULL, r->nskipped);
+	out_obj_close();
+}
+
+static void save_inst(struct tjw *w, const struct rel_run *r, const struct run_pred *pr,
+		      char **argv, int i)
+{
+	const struct rel_inst *in = &r->inst[i];
+	int code, sig;
+
+	inst_exit(in, &code, &sig);
+	tjw_obj_open(w, NULL);
+	tjw_str(w, "name", in->name);
+	tjw_arr_open(w, "argv");
+	for (char **a = argv; *a; a++)
+		tjw_str(w, NULL, *a);
+	tjw_arr_close(w);
+	tjw_num(w, "requested_s", r->mode == REL_TIME ? in->delta : NAN);
+	tjw_num(w, "start_s", in->start);
+	tjw_num(w, "end_s", in->end);
+	tjw_num(w, "predicted_end_s", pr->have ? pr->res.inst[i].end : NAN);
+	tjw_str(w, "state", state_name(in));
+	tjw_s64(w, "exit", code);
+	tjw_s64(w, "signal", sig);
+	if (in->have_stats) {
+		tjw_u64(w, "misses", in->stats.misses);
+		tjw_u64(w, "own_hits", in->stats.own_hits);
+		tjw_u64(w, "shared_hits", in->stats.shared_hits);
+	} else {
+		tjw_null(w, "misses");
+		tjw_null(w, "own_hits");
+		tjw_null(w, "shared_hits");
+	}
+	tjw_obj_close(w);
+}
+
+static int save_report(const char *path, const struct run_cmd *c, const struct rel_run *r,
+		       const struct run_pred *pr)
+{
+	FILE *f = fopen(path, "w");
+	struct tjw w;
+	int err;
+
+	if (!f)
+		return -errno;
+	tjw_init(&w, f);
+	tjw_obj_open(&w, NULL);
+	tjw_s64(&w, "tandem_run", 1);
+	tjw_str(&w, "dataset", c->dataset);
+	tjw_str(&w, "stagger", pr->mode);
+	tjw_num(&w, "fraction", r->mode == REL_PROGRESS ? r->fraction : NAN);
+	tjw_num(&w, "predicted_makespan_s", pr->have ? pr->res.makespan : NAN);
+	tjw_num(&w, "measured_makespan_s", r->makespan);
+	tjw_s64(&w, "interrupted_by", r->interrupted);
+	tjw_arr_open(&w, "instances");
+	for (int i = 0; i < r->n; i++)
+		save_inst(&w, r, pr, c->cmds[i], i);
+	tjw_arr_close(&w);
+	tjw_arr_open(&w, "residency_bytes_per_node");
+	for (int k = 0; k < r->nres_nodes; k++)
+		tjw_num(&w, NULL, r->residency[k]);
+	tjw_arr_close(&w);
+	tjw_obj_close(&w);
+	err = tjw_finish(&w);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static void name_instances(struct rel_run *r, const struct run_cmd *c, const struct run_pred *pr)
+{
+	for (int i = 0; i < r->n; i++) {
+		struct rel_inst *in = &r->inst[i];
+
+		in->argv = c->cmds[i];
+		if (model_wanted(c))
+			snprintf(in->name, sizeof(in->name), "%s", pr->inst[i].name);
+		else
+			snprintf(in->name, sizeof(in->name), "%c", 'A' + i % 26);
+	}
+}
+
+int cmd_run_start(int argc, char **argv)
+{
+	struct run_pred pr = { 0 };
+	struct rel_run r = { 0 };
+	struct lg_dataset ds;
+	struct run_cmd c;
+	int err, ret;
+
+	err = run_parse(argc, argv, &c);
+	if (err)
+		goto free_cmds;
+	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
+	if (err) {
+		ctl_err("%s: %s", c.dataset, err == -ENODATA ? "no files" : strerror(-err));
+		goto free_cmds;
+	}
+	r.n = c.ncmds;
+	r.inst = calloc(r.n, sizeof(*r.inst));
+	err = r.inst ? plan(&c, &ds, &r, &pr) : -ENOMEM;
+	if (err)
+		goto free_run;
+	name_instances(&r, &c, &pr);
+	r.dataset_bytes = ds.bytes;
+	r.fail_fast = c.fail_fast;
+	r.grace = c.grace;
+	fflush(stdout);		/* nothing buffered may be written twice by a child */
+	err = rel_run(&r, c.dataset, &ds);
+	print_report(&r, &pr);
+	if (c.report && (ret = save_report(c.report, &c, &r, &pr)))
+		ctl_err("%s: %s", c.report, strerror(-ret));
+	if (err == -ECHILD)
+		ctl_err("%d instance(s) failed, %d not started", r.nfailed, r.nskipped);
+	else if (err == -EINTR)
+		ctl_err("interrupted by signal %d", r.interrupted);
+	else if (err)
+		ctl_err("run: %s", strerror(-err));
+free_run:
+	mo_report_free(&pr.mo);
+	free(r.inst);
+	lg_dataset_free(&ds);
+free_cmds:
+	rel_free_commands(c.cmds, c.ncmds);
+	return err;
+}
+
+TANDEM_CMD(run, "run", NULL, cmd_run_start,
+	   "--dataset DIR [--stagger auto|SECONDS[,SECONDS...]|progress:FRACTION] "
+	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
+	   "[--grace DUR] [--report FILE] -- CMD_A ::: CMD_B [::: ...]",
+	   "release training instances on the best stagger; report predicted vs measured")
