@@ -36,7 +36,7 @@ struct mo_report {
 	double chosen_m;
 	struct model_result chosen_res;
 	unsigned evals;
-	double search_ms;
+	double search_ms, search_cpu_ms;
 };
 
 void mo_grid_delta(double x, int n, double *delta);

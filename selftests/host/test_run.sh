@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tandemctl run on the host: release offsets seen by the instances themselves
+# (their own clock), failure and --fail-fast exit status, SIGINT leaves no
+# process (including a grandchild that left the process group with setsid),
+# a model-predicted makespan in the report, and progress:F releases.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/ksft.sh"
+T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
+ksft_plan 8
+if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
+	for i in 1 2 3 4 5 6 7 8; do ksft_skip "run $i" "needs $T and jq"; done
+	ksft_finish
+fi
+tmp=$(mktemp -d /tmp/tandem-run-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+ds=$tmp/ds
+"$T" loadgen gen "$ds" --files 16 --size 1M >/dev/null || { ksft_diag "gen failed"; exit 1; }
+
+# 1-2: offsets 0, 0.3, 0.6 s as the instances see them, and as reported
+"$T" run --dataset "$ds" --stagger 0.3 --report "$tmp/r1.json" -- \
+	sh -c "date +%s.%N > $tmp/t0" ::: sh -c "date +%s.%N > $tmp/t1" ::: \
+	sh -c "date +%s.%N > $tmp/t2" >/dev/null 2>&1
+ok=$(awk -v a="$(cat "$tmp/t0")" -v b="$(cat "$tmp/t1")" -v c="$(cat "$tmp/t2")" \
+	'BEGIN { d1 = b - a - 0.3; d2 = c - a - 0.6; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2;
+		 printf "# instance-side offset errors: %.1f ms, %.1f ms\n", d1 * 1000, d2 * 1000;
+		 print (d1 < 0.05 && d2 < 0.05) ? "yes" : "no" }')
+echo "$ok" | grep '^#'
+ksft_expect_eq "offsets seen by the instances within 50 ms" "$(echo "$ok" | tail -n 1)" yes
+ksft_expect_eq "reported starts within 50 ms of requested" \
+	"$(jq '[.instances[] | (.start_s - .requested_s) | fabs < 0.05] | all' "$tmp/r1.json")" true
+
+# 3: a failing instance: non-zero exit, the other still ran to its end
+"$T" run --dataset "$ds" --stagger 0 --report "$tmp/r3.json" -- \
+	sh -c "sleep 0.2; touch $tmp/a_done" ::: sh -c 'exit 3' >/dev/null 2>&1
+rc=$?
+ksft_check "failing instance: exit status non-zero, other finished, exit code reported" \
+	test $rc -ne 0 -a -e "$tmp/a_done" -a "$(jq '.instances[1].exit' "$tmp/r3.json")" = 3
+
+# 4: --fail-fast stops the others
+start=$(date +%s.%N)
+"$T" run --dataset "$ds" --stagger 0 --fail-fast -- sleep 20 ::: false >/dev/null 2>&1
+rc=$?
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print (b - a < 5) ? "fast" : "slow" }')
+ksft_check "--fail-fast: non-zero and the sleeping instance stopped" test $rc -ne 0 -a "$took" = fast
+
+# 5-6: SIGINT to tandemctl run leaves no instance, grandchild or orphan
+"$T" run --dataset "$ds" --stagger 0.1 --grace 1 -- \
+	sh -c "echo \$\$ > $tmp/p1; exec sleep 30" ::: \
+	sh -c "echo \$\$ > $tmp/p2; setsid sleep 30 & echo \$! > $tmp/p3; sleep 30" ::: \
+	sh -c "trap '' INT TERM; echo \$\$ > $tmp/p4; while :; do sleep 1; done" \
+	>/dev/null 2>&1 &
+tpid=$!
+for _ in $(seq 50); do [ -s "$tmp/p4" ] && [ -s "$tmp/p3" ] && break; sleep 0.1; done
+kill -INT $tpid
+wait $tpid
+rc=$?
+alive=0
+for f in p1 p2 p3 p4; do
+	p=$(cat "$tmp/$f" 2>/dev/null) || { ksft_diag "no pid file $f"; alive=$((alive + 1)); continue; }
+	kill -0 "$p" 2>/dev/null && { ksft_diag "$f ($p) still running"; alive=$((alive + 1)); }
+done
+ksft_check "SIGINT: tandemctl run exits non-zero" test $rc -ne 0
+ksft_expect_eq "SIGINT: no instance process left (incl. setsid grandchild, INT-immune one)" $alive 0
+
+# 7: with rates, the model predicts a makespan for the schedule used
+"$T" calibrate --dataset "$ds" --sample 8M --rate 200M,200M -o "$tmp/prof.json" >/dev/null 2>&1
+"$T" run --dataset "$ds" --stagger auto --profile "$tmp/prof.json" --report "$tmp/r7.json" -- \
+	true ::: true >/dev/null 2>&1
+ksft_expect_eq "auto: predicted makespan in the report" \
+	"$(jq '.predicted_makespan_s > 0 and .stagger == "auto"' "$tmp/r7.json" 2>/dev/null)" true
+
+# 8: progress:0.5 releases B while A is running (calibrate left the dataset cold)
+"$T" calibrate --dataset "$ds" --sample 0 --rate 1G -o "$tmp/prof2.json" >/dev/null 2>&1
+"$T" run --dataset "$ds" --stagger progress:0.5 --report "$tmp/r8.json" -- \
+	"$T" loadgen "$ds" --order seq --compute 30ms ::: "$T" loadgen "$ds" >/dev/null 2>&1
+ksft_expect_eq "progress:0.5: B starts after A, before A ends" \
+	"$(jq '.instances[1].start_s > .instances[0].start_s + 0.05 and
+	       .instances[1].start_s < .instances[0].end_s' "$tmp/r8.json" 2>/dev/null)" true
+ksft_finish
