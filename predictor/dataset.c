@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Measured runs: the CSV written by predictor/tools/profile.py. Comment
+ * lines start with '#'; the first other line names the columns; the
+ * columns used are arch, onnx, batch, gpus, nodes and time_median_s. Each
+ * architecture's ONNX graph (path relative to the CSV) is imported once.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset.h"
+
+enum { C_ARCH, C_ONNX, C_BATCH, C_GPUS, C_NODES, C_TIME, C_NUM };
+static const char *const col_names[C_NUM] = {
+	"arch", "onnx", "batch", "gpus", "nodes", "time_median_s",
+};
+
+#define MAX_COLS 32
+#define MAX_RUNS (1 << 20)
+
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+
+	line[strcspn(line, "\r\n")] = '\0';
+	for (char *s = line; n < max; ) {
+		f[n++] = s;
+		s = strchr(s, ',');
+		if (!s)
+			break;
+		*s++ = '\0';
+	}
+	return n;
+}
+
+static int header(char *line, int *col)
+{
+	char *f[MAX_COLS];
+	int n = split(line, f, MAX_COLS);
+
+	for (int c = 0; c < C_NUM; c++) {
+		col[c] = -1;
+		for (int i = 0; i < n; i++)
+			if (!strcmp(f[i], col_names[c]))
+				col[c] = i;
+		if (col[c] < 0)
+			return tp_fail(-EINVAL, "runs CSV: no column '%s'", col_names[c]);
+	}
+	return 0;
+}
+
+static int find_arch(struct tp_dataset *d, const char *name, const char *onnx, const char *dir)
+{
+	char path[4096];
+	struct tp_arch *a;
+	int err;
+
+	for (int i = 0; i < d->narchs; i++)
+		if (!strcmp(d->archs[i].name, name))
+			return i;
+	if (d->narchs == d->cap_archs) {
+		int ncap = d->cap_archs ? 2 * d->cap_archs : 64;
+		void *p = realloc(d->archs, ncap * sizeof(*d->archs));
+
+		if (!p)
+			return tp_fail(-ENOMEM, "out of memory reading runs");
+		d->archs = p;
+		d->cap_archs = ncap;
+	}
+	a = &d->archs[d->narchs];
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	snprintf(path, sizeof(path), "%s/%s", onnx[0] == '/' ? "" : dir, onnx);
+	err = tp_graph_load_onnx(onnx[0] == '/' ? onnx : path, &a->g);
+	if (err)
+		return err;
+	return d->narchs++;
+}
+
+static int parse_double_field(const char *s, double *v, int lineno, const char *what)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || *end || !isfinite(*v) || *v <= 0)
+		return tp_fail(-EINVAL, "runs CSV line %d: bad %s '%s'", lineno, what, s);
+	return 0;
+}
+
+static int add_run(struct tp_dataset *d, char *line, const int *col, const char *dir,
+		   int lineno)
+{
+	char *f[MAX_COLS];
+	int n = split(line, f, MAX_COLS), err = 0;
+	double gpus, nodes;
+	struct tp_run *r;
+
+	for (int c = 0; c < C_NUM; c++)
+		if (col[c] >= n)
+			return tp_fail(-EINVAL, "runs CSV line %d: %d fields, too few", lineno, n);
+	if (d->nruns == d->cap_runs) {
+		int ncap = d->cap_runs ? 2 * d->cap_runs : 256;
+		void *p = ncap <= MAX_RUNS ? realloc(d->runs, ncap * sizeof(*d->runs)) : NULL;
+
+		if (!p)
+			return tp_fail(-ENOMEM, "runs CSV: too many runs");
+		d->runs = p;
+		d->cap_runs = ncap;
+	}
+	r = &d->runs[d->nruns];
+	err = parse_double_field(f[col[C_BATCH]], &r->batch, lineno, "batch");
+	if (!err)
+		err = parse_double_field(f[col[C_GPUS]], &gpus, lineno, "gpus");
+	if (!err)
+		err = parse_double_field(f[col[C_NODES]], &nodes, lineno, "nodes");
+	if (!err)
+		err = parse_double_field(f[col[C_TIME]], &r->t, lineno, "time");
+	if (err)
+		return err;
+	r->gpus = (int)gpus;
+	r->nodes = (int)nodes;
+	r->arch = find_arch(d, f[col[C_ARCH]], f[col[C_ONNX]], dir);
+	if (r->arch < 0)
+		return r->arch;
+	d->nruns++;
+	return 0;
+}
+
+static void comment(struct tp_dataset *d, const char *line)
+{
+	if (!strncmp(line, "# machine: ", 11)) {
+		snprintf(d->machine, sizeof(d->machine), "%s", line + 11);
+		d->machine[strcspn(d->machine, "\r\n")] = '\0';
+	}
+}
+
+static int read_csv(struct tp_dataset *d, FILE *f, const char *dir)
+{
+	int col[C_NUM], have_header = 0, lineno = 0, err = 0;
+	char *line = NULL;
+	size_t cap = 0;
+
+	while (!err && getline(&line, &cap, f) > 0) {
+		lineno++;
+		if (line[0] == '#')
+			comment(d, line);
+		else if (line[0] == '\n' || line[0] == '\r')
+			continue;
+		else if (!have_header)
+			err = header(line, col), have_header = 1;
+		else
+			err = add_run(d, line, col, dir, lineno);
+	}
+	free(line);
+	if (!err && !d->nruns)
+		err = tp_fail(-EINVAL, "runs CSV has no runs");
+	return err;
+}
+
+/* Group run indices by architecture. */
+static int index_runs(struct tp_dataset *d)
+{
+	int *fill = calloc(d->narchs, sizeof(*fill));
+
+	d->by_arch = malloc(d->nruns * sizeof(*d->by_arch));
+	if (!fill || !d->by_arch) {
+		free(fill);
+		return tp_fail(-ENOMEM, "out of memory indexing runs");
+	}
+	for (int i = 0; i < d->nruns; i++)
+		d->archs[d->runs[i].arch].nruns++;
+	for (int a = 1; a < d->narchs; a++)
+		d->archs[a].run0 = d->archs[a - 1].run0 + d->archs[a - 1].nruns;
+	for (int i = 0; i < d->nruns; i++) {
+		struct tp_arch *a = &d->archs[d->runs[i].arch];
+
+		d->by_arch[a->run0 + fill[d->runs[i].arch]++] = i;
+	}
+	free(fill);
+	return 0;
+}
+
+int tp_dataset_load(const char *csv, struct tp_dataset **out)
+{
+	struct tp_dataset *d;
+	char *dup, *dir;
+	FILE *f;
+	int err;
+
+	tp_clear_error();
+	d = calloc(1, sizeof(*d));
+	dup = strdup(csv);
+	if (!d || !dup) {
+		free(d);
+		free(dup);
+		return tp_fail(-ENOMEM, "out of memory");
+	}
+	dir = dirname(dup);
+	f = fopen(csv, "r");
+	if (!f) {
+		err = tp_fail(-errno, "%s: %s", csv, strerror(errno));
+		goto out_free;
+	}
+	err = read_csv(d, f, dir);
+	fclose(f);
+	if (!err)
+		err = index_runs(d);
+	if (err)
+		goto out_free;
+	free(dup);
+	*out = d;
+	return 0;
+out_free:
+	free(dup);
+	tp_dataset_free(d);
+	return err;
+}
+
+void tp_dataset_free(struct tp_dataset *d)
+{
+	if (!d)
+		return;
+	for (int a = 0; a < d->narchs; a++)
+		tp_graph_free(d->archs[a].g);
+	free(d->archs);
+	free(d->runs);
+	free(d->by_arch);
+	free(d);
+}
+
+int tp_dataset_num_archs(const struct tp_dataset *d)
+{
+	return d->narchs;
+}
+
+int tp_dataset_num_runs(const struct tp_dataset *d)
+{
+	return d->nruns;
+}

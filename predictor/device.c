@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Device features of the CPU or of the first GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+
+/* Cores, GHz from /proc/cpuinfo; memory bandwidth is not measured (0). */
+static int cpu_device(struct tp_device *dev)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	double mhz = 0;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->feat[0] = (double)sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(dev->name, sizeof(dev->name), "cpu");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		if (!strncmp(line, "model name", 10) && !strcmp(dev->name, "cpu")) {
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(dev->name, sizeof(dev->name), "%.95s", colon + 2);
+		} else if (!strncmp(line, "cpu MHz", 7) && !mhz) {
+			mhz = atof(colon + 1);
+		}
+	}
+	if (f)
+		fclose(f);
+	dev->feat[1] = mhz / 1000.0;
+	return 0;
+}
+
+int tp_device_query(enum tp_backend b, struct tp_device *dev)
+{
+	tp_clear_error();
+	if (b == TP_BACKEND_AUTO)
+		b = tp_cuda_available() ? TP_BACKEND_CUDA : TP_BACKEND_CPU;
+	if (b == TP_BACKEND_CUDA) {
+		if (!tp_cuda_available())
+			return tp_fail(-ENODEV, "no usable GPU");
+		return tp_cuda_device(dev);
+	}
+	return cpu_device(dev);
+}

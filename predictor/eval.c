@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Leave-architecture-out evaluation, ours vs Ernest.
+ *
+ * Ours: architectures are split into folds; for each fold a fresh model is
+ * trained on the other folds and predicts every run of the held-out
+ * architectures, which it has never seen.
+ *
+ * Ernest needs runs of the workload itself by design: for each
+ * architecture it is fitted on that architecture's `ernest_points` smallest
+ * batch sizes (batch size standing for Ernest's scale, GPUs x nodes for
+ * its machines) and predicts the architecture's other runs. Both are
+ * scored (mean absolute percentage error) on those other runs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dataset.h"
+#include "model.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_batch(const void *a, const void *b, void *d)
+{
+	const struct tp_run *r = ((const struct tp_dataset *)d)->runs;
+	double x = r[*(const int *)a].batch, y = r[*(const int *)b].batch;
+
+	return (x > y) - (x < y);
+}
+
+/* Ernest's prediction for every run of arch a; fitted[k] marks fit points.
+ * pred, fitted: [nruns] in by_arch order after sorting by batch. */
+static int ernest_arch(const struct tp_dataset *d, int *runs, int nr, int points, double *pred,
+		       bool *fitted)
+{
+	double s[64], mm[64], t[64], th[4];
+	int k = points < nr ? points : nr, err;
+
+	qsort_r(runs, nr, sizeof(*runs), cmp_batch, (void *)d);
+	for (int i = 0; i < k && i < 64; i++) {
+		const struct tp_run *r = &d->runs[runs[i]];
+
+		s[i] = r->batch;
+		mm[i] = (double)r->gpus * r->nodes;
+		t[i] = r->t;
+	}
+	err = tp_ernest_fit(s, mm, t, k < 64 ? k : 64, th);
+	for (int i = 0; i < nr && !err; i++) {
+		const struct tp_run *r = &d->runs[runs[i]];
+
+		pred[i] = tp_ernest_predict(th, r->batch, (double)r->gpus * r->nodes);
+		fitted[i] = i < k;
+	}
+	return err;
+}
+
+struct cv_acc {
+	double ape_ours_all, ape_ours, ape_ernest;
+	int n_all, n_eval;
+};
+
+static int predict_run(struct tp_model *m, const struct tp_dataset *d, int i, const float *gvec,
+		       double *t)
+{
+	struct tp_reg_acts *ra = calloc(1, sizeof(*ra));
+	double raw[TP_MAX_FEATS];
+	const struct tp_run *r = &d->runs[i];
+
+	if (!ra)
+		return tp_fail(-ENOMEM, "out of memory");
+	tp_raw_features(m, d->archs[r->arch].g, r->batch, r->gpus, r->nodes, &m->train_dev, raw);
+	tp_reg_input(m, gvec, raw, ra->x);
+	*t = exp(tp_reg_forward(m, ra));
+	free(ra);
+	return 0;
+}
+
+static int score_arch(struct tp_model *m, const struct tp_dataset *d, int a, int points,
+		      struct cv_acc *acc, FILE *per_arch)
+{
+	const struct tp_arch *ar = &d->archs[a];
+	int nr = ar->nruns < 64 ? ar->nruns : 64, runs[64], ne = 0, err;
+	double ern[64], ours = 0, so = 0, se = 0, so_all = 0;
+	bool fitted[64];
+	float gvec[256];
+
+	memcpy(runs, d->by_arch + ar->run0, nr * sizeof(*runs));
+	err = tp_embed(m, ar->g, gvec);
+	if (!err)
+		err = ernest_arch(d, runs, nr, points, ern, fitted);
+	for (int k = 0; k < nr && !err; k++) {
+		double t = d->runs[runs[k]].t, e_ours;
+
+		err = predict_run(m, d, runs[k], gvec, &ours);
+		e_ours = fabs(ours - t) / t;
+		so_all += e_ours;
+		acc->ape_ours_all += e_ours;
+		acc->n_all++;
+		if (fitted[k])
+			continue;
+		so += e_ours;
+		se += fabs(ern[k] - t) / t;
+		ne++;
+	}
+	acc->ape_ours += so;
+	acc->ape_ernest += se;
+	acc->n_eval += ne;
+	if (per_arch && !err)
+		fprintf(per_arch, "%-22s runs %d  ours(all) %6.1f%%  ours(eval) %6.1f%%  "
+			"ernest(eval) %6.1f%%\n", ar->name, nr, 100 * so_all / nr,
+			ne ? 100 * so / ne : 0, ne ? 100 * se / ne : 0);
+	return err;
+}
+
+static void assign_folds(int narchs, int folds, uint64_t seed, int *fold)
+{
+	int *perm = malloc(narchs * sizeof(*perm));
+	struct tp_rng r;
+
+	tp_rng_seed(&r, seed ^ 0xF01D);
+	for (int i = 0; i < narchs; i++)
+		perm[i] = i;
+	for (int i = narchs - 1; i > 0 && perm; i--) {
+		int j = (int)(tp_rng_u64(&r) % (uint64_t)(i + 1)), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (int i = 0; i < narchs; i++)
+		fold[perm ? perm[i] : i] = i % folds;
+	free(perm);
+}
+
+static int run_fold(const struct tp_dataset *d, const struct tp_model_config *cfg,
+		    const struct tp_train_opts *o, const int *fold, int f, int points,
+		    struct cv_acc *acc, FILE *per_arch)
+{
+	bool *mask = malloc(d->narchs * sizeof(*mask));
+	struct tp_model *m = NULL;
+	int err;
+
+	if (!mask)
+		return tp_fail(-ENOMEM, "out of memory");
+	for (int a = 0; a < d->narchs; a++)
+		mask[a] = fold[a] != f;
+	err = tp_model_new(cfg, o->seed + 1000 * (uint64_t)f, &m);
+	if (!err)
+		err = tp_train(m, d, mask, o, NULL);
+	for (int a = 0; a < d->narchs && !err; a++)
+		if (!mask[a])
+			err = score_arch(m, d, a, points, acc, per_arch);
+	tp_model_free(m);
+	free(mask);
+	return err;
+}
+
+int tp_eval_cv(const struct tp_dataset *d, const struct tp_model_config *cfg,
+	       const struct tp_train_opts *o, int folds, int points,
+	       struct tp_eval_result *res, FILE *per_arch)
+{
+	int *fold = malloc(d->narchs * sizeof(*fold)), err = 0;
+	struct cv_acc acc = { 0 };
+	double t0 = now();
+
+	tp_clear_error();
+	if (!fold)
+		return tp_fail(-ENOMEM, "out of memory");
+	if (folds <= 0 || folds > d->narchs)
+		folds = d->narchs;
+	if (folds < 2 || points < 1) {
+		free(fold);
+		return tp_fail(-EINVAL, "need at least 2 folds and 1 Ernest fit point");
+	}
+	assign_folds(d->narchs, folds, o->seed, fold);
+	for (int f = 0; f < folds && !err; f++)
+		err = run_fold(d, cfg, o, fold, f, points, &acc, per_arch);
+	free(fold);
+	if (err)
+		return err;
+	memset(res, 0, sizeof(*res));
+	res->folds = folds;
+	res->archs = d->narchs;
+	res->runs = d->nruns;
+	res->ernest_fit_points = points;
+	res->eval_runs = acc.n_eval;
+	res->mape_ours_all = acc.n_all ? 100 * acc.ape_ours_all / acc.n_all : NAN;
+	res->mape_ours = acc.n_eval ? 100 * acc.ape_ours / acc.n_eval : NAN;
+	res->mape_ernest = acc.n_eval ? 100 * acc.ape_ernest / acc.n_eval : NAN;
+	res->train_seconds = now() - t0;
+	return 0;
+}

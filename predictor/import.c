@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ONNX graph -> GHN-2 graph.
+ *
+ * Tensors are classified as they are produced: activations depend on a
+ * data input; static tensors depend only on parameters or constants. Ops
+ * with no activation input (shape arithmetic, Constant, Expand of a class
+ * token) vanish. Ops on the activation path either become GHN-2 nodes
+ * (weighted ops and the structural primitives) or are contracted: their
+ * outputs stand for the set of GHN nodes feeding them, so ReLU, Reshape,
+ * Dropout, Transpose and friends become plain edges. A Conv or Gemm with a
+ * bias becomes a conv node followed by a bias node, as in GHN-2.
+ *
+ * The mapping rules are documented in Documentation/predictor.md; the
+ * Python check (predictor/tools/onnx_expect.py) implements them
+ * independently.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "onnx.h"
+
+#define REP_MAX 256	/* GHN nodes one contracted tensor may stand for */
+
+enum tkind { T_UNDEF, T_ACT, T_PARAM, T_CONST };
+
+struct tinfo {
+	struct pb_str name;
+	uint8_t kind;
+	uint8_t trainable;	/* a parameter leaf used as a weight */
+	int32_t param;		/* T_PARAM: tensor id of the parameter leaf */
+	int rank;		/* -1 unknown */
+	int64_t dims[ONNX_MAX_RANK];
+	uint32_t rep0, nrep;	/* T_ACT: GHN nodes in builder.pool */
+};
+
+struct builder {
+	const struct onnx_model *m;
+	struct tinfo *t;
+	uint32_t nt, cap_t;
+	uint32_t *slot;		/* open-addressing hash of tensor names -> id + 1 */
+	uint32_t nslot;
+	uint8_t *prim;
+	int32_t (*shape)[4];
+	int n, cap_n;
+	int32_t (*edge)[2];
+	int ne, cap_e;
+	int32_t *pool;
+	uint32_t npool, cap_pool;
+	struct tp_graph_stats st;
+	int weighted, weighted_shaped;
+	double batch;
+};
+
+static int grow(void **p, int *cap, int n, size_t size)
+{
+	void *q;
+	int ncap;
+
+	if (n < *cap)
+		return 0;
+	if (*cap >= (1 << 26))
+		return tp_fail(-E2BIG, "ONNX graph too large");
+	ncap = *cap ? *cap * 2 : 256;
+	q = realloc(*p, (size_t)ncap * size);
+	if (!q)
+		return tp_fail(-ENOMEM, "out of memory importing ONNX");
+	*p = q;
+	*cap = ncap;
+	return 0;
+}
+
+static uint32_t hash_str(struct pb_str s)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < s.n; i++)
+		h = (h ^ (uint8_t)s.p[i]) * 16777619u;
+	return h;
+}
+
+static int str_same(struct pb_str a, struct pb_str b)
+{
+	return a.n == b.n && !memcmp(a.p, b.p, a.n);
+}
+
+/* Tensor id of a name, creating an undefined entry when new. */
+static int tensor_id(struct builder *b, struct pb_str name, int32_t *id)
+{
+	uint32_t h = hash_str(name) & (b->nslot - 1);
+	int cap = (int)b->cap_t, err;
+
+	while (b->slot[h]) {
+		if (str_same(b->t[b->slot[h] - 1].name, name)) {
+			*id = (int32_t)b->slot[h] - 1;
+			return 0;
+		}
+		h = (h + 1) & (b->nslot - 1);
+	}
+	if (b->nt >= b->nslot / 2)
+		return tp_fail(-E2BIG, "ONNX graph has too many tensor names");
+	err = grow((void **)&b->t, &cap, (int)b->nt, sizeof(*b->t));
+	if (err)
+		return err;
+	b->cap_t = (uint32_t)cap;
+	memset(&b->t[b->nt], 0, sizeof(b->t[b->nt]));
+	b->t[b->nt].name = name;
+	b->t[b->nt].rank = -1;
+	b->t[b->nt].param = -1;
+	b->slot[h] = ++b->nt;
+	*id = (int32_t)b->nt - 1;
+	return 0;
+}
+
+static void set_shape(struct tinfo *t, const struct onnx_value *v)
+{
+	if (v->rank < 0 || t->rank >= 0)
+		return;
+	t->rank = v->rank;
+	memcpy(t->dims, v->dims, sizeof(t->dims));
+}
+
+static double elems(const struct tinfo *t)
+{
+	double e = 1;
+
+	if (t->rank < 0)
+		return -1;
+	for (int i = 0; i < t->rank; i++) {
+		if (t->dims[i] < 0)
+			return -1;
+		e *= (double)t->dims[i];
+	}
+	return e;
+}
+
+static int add_node(struct builder *b, int prim, const int32_t shape[4], int32_t *id)
+{
+	int cap = b->cap_n, err;
+
+	err = grow((void **)&b->prim, &cap, b->n, 1);
+	if (!err) {
+		int cap2 = b->cap_n;
+
+		err = grow((void **)&b->shape, &cap2, b->n, sizeof(*b->shape));
+	}
+	if (err)
+		return err;
+	b->cap_n = cap;
+	b->prim[b->n] = (uint8_t)prim;
+	memcpy(b->shape[b->n], shape, sizeof(b->shape[b->n]));
+	*id = b->n++;
+	return 0;
+}
+
+static int add_edge(struct builder *b, int32_t u, int32_t v)
+{
+	int err = grow((void **)&b->edge, &b->cap_e, b->ne, sizeof(*b->edge));
+
+	if (err)
+		return err;
+	b->edge[b->ne][0] = u;
+	b->edge[b->ne][1] = v;
+	b->ne++;
+	return 0;
+}
+
+/* Set an activation's representative GHN nodes. */
+static int set_rep(struct builder *b, int32_t tid, const int32_t *nodes, uint32_t k)
+{
+	int cap = (int)b->cap_pool, err;
+
+	while (b->npool + k > (uint32_t)cap) {
+		err = grow((void **)&b->pool, &cap, cap, sizeof(*b->pool));
+		if (err)
+			return err;
+	}
+	b->cap_pool = (uint32_t)cap;
+	memcpy(b->pool + b->npool, nodes, k * sizeof(*nodes));
+	b->t[tid].kind = T_ACT;
+	b->t[tid].rep0 = b->npool;
+	b->t[tid].nrep = k;
+	b->npool += k;
+	return 0;
+}
+
+/* Union of the representatives of the activation inputs, sorted, unique. */
+static int gather_preds(struct builder *b, const int32_t *in, int nin, int32_t *out, int *k)
+{
+	*k = 0;
+	for (int i = 0; i < nin; i++) {
+		const struct tinfo *t = in[i] >= 0 ? &b->t[in[i]] : NULL;
+
+		if (!t || t->kind != T_ACT)
+			continue;
+		for (uint32_t r = 0; r < t->nrep; r++) {
+			int32_t v = b->pool[t->rep0 + r];
+			int j = *k;
+
+			while (j > 0 && out[j - 1] > v)
+				j--;
+			if (j > 0 && out[j - 1] == v)
+				continue;
+			if (*k >= REP_MAX)
+				return tp_fail(-E2BIG, "an ONNX op merges more than %d graph nodes",
+					       REP_MAX);
+			memmove(out + j + 1, out + j, (*k - j) * sizeof(*out));
+			out[j] = v;
+			(*k)++;
+		}
+	}
+	return 0;
+}
+
+struct op_class {
+	int prim;		/* -1: contracted */
+	int wi;			/* input index of the weight, -1 none */
+	int32_t w, bias;	/* tensor ids of weight and bias leaves, -1 none */
+};
+
+static bool is_param(const struct builder *b, const int32_t *in, int nin, int i)
+{
+	return i >= 0 && i < nin && in[i] >= 0 && b->t[in[i]].kind == T_PARAM;
+}
+
+static int first_param(const struct builder *b, const int32_t *in, int nin)
+{
+	for (int i = 0; i < nin; i++)
+		if (is_param(b, in, nin, i))
+			return i;
+	return -1;
+}
+
+static int conv_prim(const struct builder *b, const struct onnx_node *nd)
+{
+	const struct onnx_attr *g = onnx_attr_find(b->m, nd, "group");
+	const struct onnx_attr *d = onnx_attr_find(b->m, nd, "dilations");
+
+	for (int i = 0; d && i < d->nints; i++)
+		if (d->ints[i] > 1)
+			return TP_DIL_CONV;
+	return g && g->i > 1 ? TP_SEP_CONV : TP_CONV;
+}
+
+/* Two activation inputs of different known shapes: a broadcast product. */
+static bool broadcast_mul(const struct builder *b, const int32_t *in, int nin)
+{
+	const struct tinfo *x = NULL, *y = NULL;
+
+	for (int i = 0; i < nin; i++) {
+		if (in[i] < 0 || b->t[in[i]].kind != T_ACT)
+			continue;
+		if (!x)
+			x = &b->t[in[i]];
+		else if (!y)
+			y = &b->t[in[i]];
+	}
+	if (!y || x->rank < 0 || y->rank < 0)
+		return false;
+	return elems(x) != elems(y);
+}
+
+/* Parameter with two or more non-unit dims added to activations. */
+static int add_prim(const struct builder *b, int32_t leaf)
+{
+	const struct tinfo *t = &b->t[leaf];
+	int big = 0;
+
+	for (int i = 0; i < t->rank; i++)
+		big += t->dims[i] > 1;
+	return big >= 2 ? TP_POS_ENC : TP_BIAS;
+}
+
+static int32_t leaf_of(const struct builder *b, const int32_t *in, int i)
+{
+	return b->t[in[i]].param;
+}
+
+static struct op_class classify(const struct builder *b, const struct onnx_node *nd,
+				const int32_t *in, int nin, int nact)
+{
+	struct op_class c = { -1, -1, -1, -1 };
+	struct pb_str op = nd->op_type;
+	int p = first_param(b, in, nin);
+
+	if (pb_str_eq(op, "Conv") || pb_str_eq(op, "ConvTranspose")) {
+		c.prim = conv_prim(b, nd);
+		c.wi = is_param(b, in, nin, 1) ? 1 : -1;
+		c.bias = is_param(b, in, nin, 2) ? leaf_of(b, in, 2) : -1;
+	} else if (pb_str_eq(op, "Gemm") || (pb_str_eq(op, "MatMul") && p >= 0)) {
+		c.prim = TP_CONV;
+		c.wi = is_param(b, in, nin, 1) ? 1 : p;
+		c.bias = is_param(b, in, nin, 2) ? leaf_of(b, in, 2) : -1;
+	} else if (pb_str_eq(op, "BatchNormalization") || pb_str_eq(op, "InstanceNormalization") ||
+		   pb_str_eq(op, "GroupNormalization") || pb_str_eq(op, "LayerNormalization")) {
+		c.prim = pb_str_eq(op, "LayerNormalization") ? TP_LN : TP_BN;
+		c.wi = is_param(b, in, nin, 1) ? 1 : -1;
+	} else if (pb_str_eq(op, "MaxPool") || pb_str_eq(op, "GlobalMaxPool")) {
+		c.prim = TP_MAX_POOL;
+	} else if (pb_str_eq(op, "AveragePool")) {
+		c.prim = TP_AVG_POOL;
+	} else if (pb_str_eq(op, "GlobalAveragePool")) {
+		c.prim = TP_GLOB_AVG;
+	} else if (pb_str_eq(op, "Softmax")) {
+		c.prim = TP_MSA;
+	} else if (pb_str_eq(op, "Add") || pb_str_eq(op, "Sum")) {
+		if (nact >= 2)
+			c.prim = TP_SUM;
+		else if (p >= 0)
+			c.prim = add_prim(b, leaf_of(b, in, c.wi = p));
+	} else if (pb_str_eq(op, "Mul")) {
+		if (nact >= 2 && broadcast_mul(b, in, nin))
+			c.prim = TP_CSE;
+		else if (nact == 1 && p >= 0)
+			c.prim = TP_CSE, c.wi = p;
+	} else if (pb_str_eq(op, "Concat")) {
+		if (nact >= 2 || p >= 0)
+			c.prim = TP_CONCAT;
+	} else if (pb_str_eq(op, "Gather") && is_param(b, in, nin, 0)) {
+		c.prim = TP_CONV;
+		c.wi = 0;
+	}
+	if (c.wi >= 0)
+		c.w = leaf_of(b, in, c.wi);
+	return c;
+}
+
+/* The GHN-2 shape of a node: weights (out, in, kh, kw), vectors (C). */
+static void node_shape(const struct builder *b, const struct onnx_node *nd,
+		       const struct op_class *c, int32_t shape[4])
+{
+	const struct tinfo *t = c->w >= 0 ? &b->t[c->w] : NULL;
+	const struct onnx_attr *tb;
+	int64_t d[ONNX_MAX_RANK];
+	bool swap = false;
+	int r = 0;
+
+	memset(shape, 0, 4 * sizeof(*shape));
+	if (!t || t->rank < 0)
+		return;
+	if (c->prim != TP_CONV && c->prim != TP_SEP_CONV && c->prim != TP_DIL_CONV &&
+	    c->prim != TP_POS_ENC) {
+		double e = elems(t);	/* vectors: their length */
+
+		shape[0] = e > 0 && e < INT32_MAX ? (int32_t)e : 0;
+		return;
+	}
+	for (int i = 0; i < t->rank; i++)	/* squeeze leading unit dims */
+		if (r || t->dims[i] != 1 || t->rank - i <= 2)
+			d[r++] = t->dims[i];
+	if (pb_str_eq(nd->op_type, "Gemm")) {
+		tb = onnx_attr_find(b->m, nd, "transB");
+		swap = !(tb && tb->i);	/* torch's Linear is Gemm(transB=1): [out, in] */
+	} else if (pb_str_eq(nd->op_type, "MatMul")) {
+		swap = c->wi == 1;	/* x @ W: W is [in, out] */
+	}
+	if (swap && r >= 2) {
+		int64_t x = d[r - 2];
+
+		d[r - 2] = d[r - 1];
+		d[r - 1] = x;
+	}
+	for (int i = 0; i < r && i < 4; i++)
+		shape[i] = d[i] > 0 && d[i] < INT32_MAX ? (int32_t)d[i] : 0;
+}
+
+/* Multiply-adds x 2 of the matrix products in one op (0 when unknown). */
+static double op_flops(struct builder *b, const struct onnx_node *nd, const struct op_class *c,
+		       const int32_t *in, int nin, const struct tinfo *out)
+{
+	const struct tinfo *w = c->w >= 0 ? &b->t[c->w] : NULL;
+	bool conv = c->prim == TP_CONV || c->prim == TP_SEP_CONV || c->prim == TP_DIL_CONV;
+	double eo = elems(out), ew = w ? elems(w) : -1, k = -1;
+
+	if (conv && c->prim >= 0 && w) {
+		b->weighted++;
+		if (eo < 0 || ew < 0 || w->rank < 1)
+			return 0;
+		b->weighted_shaped++;
+		if (pb_str_eq(nd->op_type, "Conv") || pb_str_eq(nd->op_type, "ConvTranspose"))
+			k = w->dims[0] ? ew / (double)w->dims[0] : 0;
+		else if (pb_str_eq(nd->op_type, "Gather"))
+			k = 0;	/* a lookup, no products */
+		else if (pb_str_eq(nd->op_type, "MatMul") && c->wi == 1 && w->rank >= 2)
+			k = (double)w->dims[w->rank - 2];
+		else
+			k = w->dims[w->rank - 1];
+		if (pb_str_eq(nd->op_type, "Gemm")) {
+			const struct onnx_attr *tb = onnx_attr_find(b->m, nd, "transB");
+
+			k = w->rank == 2 ? (double)w->dims[tb && tb->i ? 1 : 0] : 0;
+		}
+		return 2.0 * eo * k;
+	}
+	if (pb_str_eq(nd->op_type, "MatMul") && nin == 2 && in[0] >= 0 && eo >= 0) {
+		const struct tinfo *a = &b->t[in[0]];
+
+		if (a->rank >= 1 && a->dims[a->rank - 1] >= 0)
+			return 2.0 * eo * (double)a->dims[a->rank - 1];
+	}
+	return 0;
+}
+
+/* Static op: outputs derive from a parameter (first one) or constants. */
+static int static_outputs(struct builder *b, const struct onnx_node *nd, const int32_t *in,
+			  int nin)
+{
+	int p = first_param(b, in, nin);
+
+	for (uint32_t o = 0; o < nd->nout; o++) {
+		struct pb_str name = b->m->strs[nd->out0 + o];
+		int32_t id;
+		int err;
+
+		if (!name.n)
+			continue;
+		err = tensor_id(b, name, &id);
+		if (err)
+			return err;
+		if (b->t[id].kind != T_UNDEF)
+			return tp_fail(-EBADMSG, "ONNX tensor '%.*s' is produced twice",
+				       (int)name.n, name.p);
+		b->t[id].kind = p >= 0 ? T_PARAM : T_CONST;
+		b->t[id].param = p >= 0 ? b->t[in[p]].param : -1;
+	}
+	return 0;
+}
+
+static int node_inputs(struct builder *b, const struct onnx_node *nd, int32_t *in, int *nin,
+		       int *nact)
+{
+	*nin = 0;
+	*nact = 0;
+	for (uint32_t i = 0; i < nd->nin; i++) {
+		struct pb_str name = b->m->strs[nd->in0 + i];
+		int32_t id = -1;
+		int err = 0;
+
+		if (name.n)	/* "" marks an omitted optional input */
+			err = tensor_id(b, name, &id);
+		if (err)
+			return err;
+		if (id >= 0 && b->t[id].kind == T_UNDEF)
+			return tp_fail(-EBADMSG,
+				       "ONNX node '%.*s' (%.*s) reads '%.*s' before it is produced",
+				       (int)nd->name.n, nd->name.p, (int)nd->op_type.n,
+				       nd->op_type.p, (int)name.n, name.p);
+		in[(*nin)++] = id;	/* -1: omitted, positions kept */
+		*nact += id >= 0 && b->t[id].kind == T_ACT;
+	}
+	return 0;
+}
+
+/* Outputs of an activation op: activations standing for `rep`. */
+static int act_outputs(struct builder *b, const struct onnx_node *nd, const int32_t *rep,
+		       int k, int32_t *out0)
+{
+	*out0 = -1;
+	for (uint32_t o = 0; o < nd->nout; o++) {
+		struct pb_str name = b->m->strs[nd->out0 + o];
+		int32_t id;
+		int err;
+
+		if (!name.n)
+			continue;
+		err = tensor_id(b, name, &id);
+		if (err)
+			return err;
+		if (b->t[id].kind != T_UNDEF)
+			return tp_fail(-EBADMSG, "ONNX tensor '%.*s' is produced twice",
+				       (int)name.n, name.p);
+		err = set_rep(b, id, rep, (uint32_t)k);
+		if (err)
+			return err;
+		if (*out0 < 0)
+			*out0 = id;
+	}
+	return 0;
+}
+
+static void mark_trainable(struct builder *b, const struct onnx_node *nd, const int32_t *in,
+			   int nin)
+{
+	bool bn = pb_str_eq(nd->op_type, "BatchNormalization");
+
+	for (int i = 0; i < nin; i++)
+		if (in[i] >= 0 && b->t[in[i]].kind == T_PARAM && !(bn && i >= 3) &&
+		    b->t[in[i]].param >= 0)
+			b->t[b->t[in[i]].param].trainable = 1;
+}
+
+/* Create the GHN node(s) of a weighted or structural op; rep = its output. */
+static int emit_node(struct builder *b, const struct onnx_node *nd, const struct op_class *c,
+		     const int32_t *preds, int k, int32_t *rep)
+{
+	int32_t shape[4], v, bias;
+	int err;
+
+	node_shape(b, nd, c, shape);
+	err = add_node(b, c->prim, shape, &v);
+	for (int i = 0; !err && i < k; i++)
+		err = add_edge(b, preds[i], v);
+	*rep = v;
+	if (err || c->bias < 0)
+		return err;
+	memset(shape, 0, sizeof(shape));
+	shape[0] = elems(&b->t[c->bias]) > 0 ? (int32_t)elems(&b->t[c->bias]) : 0;
+	err = add_node(b, TP_BIAS, shape, &bias);
+	if (!err)
+		err = add_edge(b, v, bias);
+	*rep = bias;
+	return err;
+}
+
+static int process_node(struct builder *b, const struct onnx_node *nd, int32_t *in,
+			int32_t *preds)
+{
+	struct op_class c;
+	int nin, nact, k, err;
+	int32_t out0, rep;
+
+	if (nd->nin > 4 * REP_MAX)
+		return tp_fail(-E2BIG, "ONNX node with %u inputs", nd->nin);
+	err = node_inputs(b, nd, in, &nin, &nact);
+	if (err)
+		return err;
+	if (!nact)
+		return static_outputs(b, nd, in, nin);
+	c = classify(b, nd, in, nin, nact);
+	mark_trainable(b, nd, in, nin);
+	err = gather_preds(b, in, nin, preds, &k);
+	if (!err && c.prim >= 0)
+		err = emit_node(b, nd, &c, preds, k, &rep);
+	if (!err)
+		err = c.prim >= 0 ? act_outputs(b, nd, &rep, 1, &out0) :
+			act_outputs(b, nd, preds, k, &out0);
+	if (err || out0 < 0)
+		return err;
+	if (elems(&b->t[out0]) >= 0)
+		b->st.act_elems += elems(&b->t[out0]);
+	b->st.flops += op_flops(b, nd, &c, in, nin, &b->t[out0]);
+	return 0;
+}
+
+static int builder_init(struct builder *b, const struct onnx_model *m)
+{
+	uint64_t names = (uint64_t)m->nstrs + 16;
+
+	for (int k = 0; k < 4; k++)
+		names += m->nvals[k];
+	memset(b, 0, sizeof(*b));
+	b->m = m;
+	b->nslot = 64;
+	while (b->nslot < 2 * names)
+		b->nslot <<= 1;
+	b->slot = calloc(b->nslot, sizeof(*b->slot));
+	if (!b->slot)
+		return tp_fail(-ENOMEM, "out of memory importing ONNX");
+	b->batch = 1;
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->t);
+	free(b->slot);
+	free(b->prim);
+	free(b->shape);
+	free(b->edge);
+	free(b->pool);
+}
+
+/* Shapes from every list; parameters from initializers, or - in a model
+ * exported without them (export_params=False) - the graph inputs after the
+ * first, which is the data. */
+static int declare_values(struct builder *b)
+{
+	const struct onnx_model *m = b->m;
+	bool has_init = m->nvals[ONNX_INIT] > 0;
+	int32_t id;
+	int err;
+
+	for (int k = 0; k < 4; k++)
+		for (uint32_t i = 0; i < m->nvals[k]; i++) {
+			if (!m->vals[k][i].name.n)
+				continue;
+			err = tensor_id(b, m->vals[k][i].name, &id);
+			if (err)
+				return err;
+			set_shape(&b->t[id], &m->vals[k][i]);
+			if (k == ONNX_INIT || (k == ONNX_INPUT && !has_init && i > 0)) {
+				b->t[id].kind = T_PARAM;
+				b->t[id].param = id;
+			}
+		}
+	return 0;
+}
+
+static int data_inputs(struct builder *b)
+{
+	const struct onnx_model *m = b->m;
+	static const int32_t zero[4];
+	int32_t id, v;
+	int err, ndata = 0;
+
+	for (uint32_t i = 0; i < m->nvals[ONNX_INPUT]; i++) {
+		if (!m->vals[ONNX_INPUT][i].name.n)
+			continue;
+		err = tensor_id(b, m->vals[ONNX_INPUT][i].name, &id);
+		if (err)
+			return err;
+		if (b->t[id].kind != T_UNDEF)
+			continue;
+		err = add_node(b, TP_INPUT, zero, &v);
+		if (!err)
+			err = set_rep(b, id, &v, 1);
+		if (err)
+			return err;
+		if (!ndata++ && b->t[id].rank > 0 && b->t[id].dims[0] > 0)
+			b->batch = (double)b->t[id].dims[0];
+	}
+	if (!ndata)
+		return tp_fail(-EINVAL, "ONNX graph has no data input (every input is a parameter)");
+	return 0;
+}
+
+static void finish_stats(struct builder *b, uint32_t onnx_nodes)
+{
+	for (uint32_t i = 0; i < b->nt; i++)
+		if (b->t[i].trainable && elems(&b->t[i]) > 0)
+			b->st.params += elems(&b->t[i]);
+	b->st.flops /= b->batch;
+	b->st.act_elems /= b->batch;
+	b->st.onnx_nodes = onnx_nodes;
+	b->st.shapes_known = b->weighted > 0 && b->weighted_shaped == b->weighted;
+}
+
+static int import_model(const struct onnx_model *m, struct tp_graph **out)
+{
+	int32_t *in = malloc(4 * REP_MAX * sizeof(*in)), *preds = malloc(REP_MAX * sizeof(*preds));
+	struct builder b;
+	int err;
+
+	err = builder_init(&b, m);
+	if (err)
+		goto out_free;
+	if (!in || !preds) {
+		err = tp_fail(-ENOMEM, "out of memory importing ONNX");
+		goto out_builder;
+	}
+	err = declare_values(&b);
+	if (!err)
+		err = data_inputs(&b);
+	for (uint32_t i = 0; !err && i < m->nnodes; i++)
+		err = process_node(&b, &m->nodes[i], in, preds);
+	if (err)
+		goto out_builder;
+	finish_stats(&b, m->nnodes);
+	err = tp_graph_build(b.n, b.prim, (const int32_t (*)[4])b.shape, b.ne,
+			     (const int32_t (*)[2])b.edge, &b.st, out);
+out_builder:
+	builder_free(&b);
+out_free:
+	free(in);
+	free(preds);
+	return err;
+}
+
+int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out)
+{
+	struct onnx_model m;
+	int err;
+
+	tp_clear_error();
+	err = onnx_parse(buf, len, &m);
+	if (err)
+		return err;
+	err = import_model(&m, out);
+	onnx_free(&m);
+	return err;
+}
+
+int tp_graph_load_onnx(const char *path, struct tp_graph **out)
+{
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	tp_clear_error();
+	err = tp_read_file(path, ONNX_MAX_FILE, &buf, &len);
+	if (err)
+		return err;
+	err = tp_graph_from_onnx(buf, len, out);
+	free(buf);
+	if (err && tp_errmsg()[0]) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
+		return tp_fail(err, "%s: %s", path, msg);
+	}
+	return err;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libtandem-predict: training-time prediction from a model's computational
+ * graph (PredictDDL-style). An ONNX graph becomes a GHN-2 graph, a graph
+ * hypernetwork encoder turns it into a vector, and a small MLP regressor
+ * maps [vector, job features] to log seconds per training iteration. An
+ * analytic ring all-reduce term covers data-parallel runs. Ernest is the
+ * baseline.
+ *
+ * Every function that can fail returns 0 or a negative errno and leaves a
+ * one-line explanation in tp_errmsg(). Nothing here exits the process.
+ */
+#ifndef TANDEM_PREDICT_H
+#define TANDEM_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The last error of the calling thread, "" when none. */
+const char *tp_errmsg(void);
+
+/* GHN-2's 15 primitives, in the order of PRIMITIVES_DEEPNETS1M. */
+enum tp_prim {
+	TP_MAX_POOL, TP_AVG_POOL, TP_SEP_CONV, TP_DIL_CONV, TP_CONV, TP_MSA,
+	TP_CSE, TP_SUM, TP_CONCAT, TP_INPUT, TP_BIAS, TP_BN, TP_LN, TP_POS_ENC,
+	TP_GLOB_AVG, TP_NUM_PRIMS
+};
+const char *tp_prim_name(int prim);
+/* -1 when the name is not a primitive */
+int tp_prim_from_name(const char *name);
+
+#define TP_S_MAX 50	/* longest shortest path that makes a virtual edge */
+
+/* Cost statistics of a graph, per sample (ONNX exported at batch 1). */
+struct tp_graph_stats {
+	double params;		/* trainable parameter elements */
+	double flops;		/* forward multiply-adds x 2 of weighted ops and matmuls */
+	double act_elems;	/* output elements of all ops on the activation path */
+	uint32_t onnx_nodes;	/* NodeProtos in the file (0 for text graphs) */
+	bool shapes_known;	/* intermediate shapes were present (value_info) */
+};
+
+struct tp_graph;
+
+/* ONNX ModelProto file or buffer -> GHN-2 graph. */
+int tp_graph_load_onnx(const char *path, struct tp_graph **out);
+int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out);
+/* The plain text graph format (see Documentation/predictor.md). */
+int tp_graph_load_text(const char *path, struct tp_graph **out);
+int tp_graph_parse_text(const char *text, struct tp_graph **out);
+int tp_graph_write_text(const struct tp_graph *g, FILE *f);
+void tp_graph_free(struct tp_graph *g);
+
+int tp_graph_num_nodes(const struct tp_graph *g);
+int tp_graph_node_prim(const struct tp_graph *g, int node);
+/* the node's parameter shape (out, in, kh, kw); 0 = absent */
+void tp_graph_node_shape(const struct tp_graph *g, int node, int32_t shape[4]);
+int tp_graph_num_edges(const struct tp_graph *g);
+/* virtual edges: node pairs at shortest-path distance 2..TP_S_MAX */
+long tp_graph_num_virtual(const struct tp_graph *g);
+void tp_graph_get_stats(const struct tp_graph *g, struct tp_graph_stats *st);
+void tp_graph_prim_hist(const struct tp_graph *g, int hist[TP_NUM_PRIMS]);
+
+/* ---- backends ---- */
+
+enum tp_backend { TP_BACKEND_AUTO, TP_BACKEND_CPU, TP_BACKEND_CUDA };
+const char *tp_backend_name(enum tp_backend b);
+/* true when the library was built with nvcc and a GPU answers */
+bool tp_cuda_available(void);
+
+#define TP_DEV_FEATS 3
+/* Device features of the device a backend runs on: compute units (CPU
+ * cores or SMs), clock in GHz, memory bandwidth in GB/s (0 = unknown),
+ * and a name. */
+struct tp_device {
+	double feat[TP_DEV_FEATS];
+	char name[96];
+};
+int tp_device_query(enum tp_backend b, struct tp_device *dev);
+
+/* ---- model ---- */
+
+/* Feature sets of the regressor input after the graph vector. */
+#define TP_FEAT_JOB	0x1	/* log batch, log GPUs, log nodes, device features */
+#define TP_FEAT_STATS	0x2	/* log params, log FLOPs, log activations, log graph nodes */
+
+struct tp_model_config {
+	int hid;		/* encoder width d (multiple of 4, <= 256) */
+	int reg_hidden;		/* regressor hidden width */
+	uint32_t features;	/* TP_FEAT_* */
+	bool use_ghn;		/* false: the graph vector is zeroed (ablation) */
+};
+void tp_model_config_default(struct tp_model_config *cfg);
+
+struct tp_model;
+int tp_model_new(const struct tp_model_config *cfg, uint64_t seed, struct tp_model **out);
+int tp_model_load(const char *path, struct tp_model **out);
+int tp_model_load_mem(const void *buf, size_t len, struct tp_model **out);
+/* the model built into the library (predictor/data/default.tpm) */
+int tp_model_load_default(struct tp_model **out);
+int tp_model_save(const struct tp_model *m, const char *path);
+void tp_model_free(struct tp_model *m);
+void tp_model_get_config(const struct tp_model *m, struct tp_model_config *cfg);
+/* what the model was trained on ("" for an untrained model) */
+const char *tp_model_trained_on(const struct tp_model *m);
+size_t tp_model_num_params(const struct tp_model *m);
+/* AUTO (default): CUDA when available, else CPU */
+int tp_model_set_backend(struct tp_model *m, enum tp_backend b);
+enum tp_backend tp_model_backend(const struct tp_model *m);
+
+/* Graph vector, out: [hid]. */
+int tp_embed(struct tp_model *m, const struct tp_graph *g, float *out);
+
+/* One data-parallel training job. */
+struct tp_job {
+	double batch;		/* per-worker batch size */
+	int gpus;		/* workers per node */
+	int nodes;		/* machines */
+	double bw_intra;	/* bytes/s of the slowest intra-node ring link */
+	double bw_inter;	/* bytes/s per node of the network */
+	double lat_intra;	/* seconds per ring step inside a node */
+	double lat_inter;	/* seconds per ring step across nodes */
+	const struct tp_device *dev;	/* device features; NULL = the model's training device */
+};
+void tp_job_default(struct tp_job *job);
+
+struct tp_prediction {
+	double compute_s;	/* regressor: forward+backward+step of one worker */
+	double allreduce_s;	/* analytic ring all-reduce of the gradients */
+	double total_s;		/* compute_s + allreduce_s (no overlap assumed) */
+	double grad_bytes;
+};
+int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
+	       struct tp_prediction *out);
+/* 2(p-1)/p * bytes / bw + 2(p-1) * latency, p = gpus * nodes */
+double tp_allreduce_seconds(double bytes, const struct tp_job *job);
+
+/* ---- data, training, evaluation ---- */
+
+struct tp_dataset;
+/* runs.csv of predictor/tools/profile.py; ONNX paths relative to the CSV */
+int tp_dataset_load(const char *csv, struct tp_dataset **out);
+void tp_dataset_free(struct tp_dataset *d);
+int tp_dataset_num_archs(const struct tp_dataset *d);
+int tp_dataset_num_runs(const struct tp_dataset *d);
+
+struct tp_train_opts {
+	int epochs;
+	int archs_per_step;	/* architectures per Adam step */
+	double lr;
+	double weight_decay;	/* decoupled (AdamW) */
+	uint64_t seed;
+	bool verbose;		/* loss per epoch to stderr */
+};
+void tp_train_opts_default(struct tp_train_opts *o);
+
+/* Fit normalisation and train on the architectures with mask[a] true
+ * (mask NULL: all). Returns the final training RMSE of log time. */
+int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
+	     const struct tp_train_opts *o, double *rmse);
+
+/* Ernest: T = th0 + th1*scale/m + th2*m + th3*log(m), th >= 0 */
+int tp_ernest_fit(const double *scale, const double *machines, const double *t, int n,
+		  double theta[4]);
+double tp_ernest_predict(const double theta[4], double scale, double machines);
+/* min ||A x - b|| s.t. x >= 0; A: [m][n] row-major; Lawson-Hanson */
+int tp_nnls(const double *a, const double *b, int m, int n, double *x);
+
+struct tp_eval_result {
+	int folds, archs, runs;
+	int ernest_fit_points;	/* smallest batch sizes Ernest is fitted on */
+	int eval_runs;		/* runs both methods are scored on */
+	double mape_ours_all;	/* over every run of every held-out architecture */
+	double mape_ours;	/* over the eval runs */
+	double mape_ernest;	/* over the eval runs */
+	double train_seconds;	/* wall time of all fold trainings */
+};
+/* Leave-architecture-out cross-validation with `folds` groups of whole
+ * architectures (folds <= 0: one per architecture). per_arch (may be NULL)
+ * receives one line per architecture. */
+int tp_eval_cv(const struct tp_dataset *d, const struct tp_model_config *cfg,
+	       const struct tp_train_opts *o, int folds, int ernest_points,
+	       struct tp_eval_result *res, FILE *per_arch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

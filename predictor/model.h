@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Model internals: parameter layout, activations of the encoder and the
+ * regressor, and the CPU forward/backward passes.
+ *
+ * Linear layers follow PyTorch: W is [out][in], y = W x + b. The GRU cell
+ * is torch.nn.GRUCell with gates stacked (r, z, n) in W_ih [3d][d].
+ */
+#ifndef TANDEM_PREDICT_MODEL_H
+#define TANDEM_PREDICT_MODEL_H
+
+#include <stddef.h>
+
+#include "internal.h"
+
+/* Parameter tensors, in arena (and file) order. */
+enum tp_param {
+	P_OP_EMB,	/* [TP_NUM_PRIMS][d] */
+	P_SHAPE_EMB,	/* [4][TP_SHAPE_BUCKETS][d/4] */
+	P_MSG_W1, P_MSG_B1, P_MSG_W2, P_MSG_B2,	/* real-edge message MLP, [d][d], [d] */
+	P_SP_W1, P_SP_B1, P_SP_W2, P_SP_B2,	/* virtual-edge message MLP */
+	P_GRU_WIH, P_GRU_WHH,	/* [3d][d] */
+	P_GRU_BIH, P_GRU_BHH,	/* [3d] */
+	P_LN_G, P_LN_B,		/* [d] */
+	P_R_W1, P_R_B1,		/* [h][in], [h] */
+	P_R_W2, P_R_B2,		/* [h][h], [h] */
+	P_R_W3, P_R_B3,		/* [1][h], [1] */
+	P_NUM
+};
+#define P_FIRST_REG P_R_W1
+
+#define TP_NUM_JOB_FEATS (3 + TP_DEV_FEATS)
+#define TP_NUM_STAT_FEATS 4
+#define TP_MAX_FEATS (TP_NUM_JOB_FEATS + TP_NUM_STAT_FEATS)
+
+struct tp_cuda_ctx;
+
+struct tp_model {
+	struct tp_model_config cfg;
+	int nfeat;		/* job/stat features after the graph vector */
+	int in;			/* regressor input width = hid + nfeat */
+	size_t size[P_NUM];	/* elements per tensor */
+	size_t nparams;
+	float *params;		/* arena of all parameters */
+	float *grads;		/* same layout */
+	float *p[P_NUM], *g[P_NUM];
+	/* input normalisation: x' = (x - mean) / std, fitted on training data */
+	float feat_mean[TP_MAX_FEATS], feat_std[TP_MAX_FEATS];
+	char trained_on[128];
+	struct tp_device train_dev;	/* the device the training runs came from */
+	enum tp_backend backend;	/* resolved: CPU or CUDA */
+	struct tp_cuda_ctx *cuda;
+};
+
+const char *tp_param_name(int p);
+/* allocate arenas for a config; parameters zeroed */
+int tp_model_alloc(const struct tp_model_config *cfg, struct tp_model **out);
+void tp_model_init_params(struct tp_model *m, uint64_t seed);
+void tp_model_zero_grads(struct tp_model *m);
+
+/* Encoder activations for one graph, in one arena. */
+struct tp_sweep_acts {
+	float *m;	/* [n][d] aggregated message */
+	float *h;	/* [n][d] GRU output */
+	float *r, *z, *nn, *hn;	/* [n][d] GRU gates and W_hn h + b_hn */
+	float *a1, *a;	/* [n][d] real-edge MLP hidden pre-activation, output */
+	float *b1, *b;	/* [n][d] virtual-edge MLP */
+};
+
+struct tp_acts {
+	int n, d;
+	float *mem;
+	float *h0;	/* [n][d] node embeddings */
+	struct tp_sweep_acts sw[2];	/* forward, backward sweep */
+	float *y;	/* [n][d] LayerNorm output */
+	float *mu, *rstd;	/* [n] */
+	float *gvec;	/* [d] graph vector */
+};
+
+int tp_acts_alloc(int n, int d, struct tp_acts *a);
+void tp_acts_free(struct tp_acts *a);
+
+/* CPU encoder. forward fills a; backward adds parameter gradients to m->g
+ * given dgvec [d] = dL/dgraph-vector. */
+void tp_ghn_forward(const struct tp_model *m, const struct tp_graph *g, struct tp_acts *a);
+int tp_ghn_backward(struct tp_model *m, const struct tp_graph *g, const struct tp_acts *a,
+		    const float *dgvec);
+
+/* Regressor activations for one input row. */
+struct tp_reg_acts {
+	float x[256 + TP_MAX_FEATS];	/* [in] */
+	float z1[512], h1[512], z2[512], h2[512];	/* [h] */
+	float out;
+};
+#define TP_MAX_REG_HIDDEN 512
+
+float tp_reg_forward(const struct tp_model *m, struct tp_reg_acts *a);
+/* dx [in] receives dL/dx (may be NULL); dout = dL/dout */
+void tp_reg_backward(struct tp_model *m, const struct tp_reg_acts *a, float dout, float *dx);
+
+/* Raw (unnormalised) features of a job into x [nfeat]. */
+void tp_raw_features(const struct tp_model *m, const struct tp_graph *g, double batch,
+		     int gpus, int nodes, const struct tp_device *dev, double *x);
+/* Regressor input row: graph vector then normalised features. */
+void tp_reg_input(const struct tp_model *m, const float *gvec, const double *raw, float *x);
+
+/* primitives (nn.c) */
+void tp_linear_fwd(float *y, const float *x, const float *w, const float *b, int in, int out);
+void tp_linear_bwd(float *dx, float *dw, float *db, const float *dy, const float *x,
+		   const float *w, int in, int out);
+
+/* CUDA backend (cuda.cu, or cuda_none.c without nvcc) */
+int tp_cuda_probe(void);	/* number of GPUs, 0 when none */
+int tp_cuda_device(struct tp_device *dev);
+int tp_cuda_embed(struct tp_model *m, const struct tp_graph *g, float *gvec);
+float tp_cuda_regress(struct tp_model *m, const float *x, int *err);
+void tp_cuda_release(struct tp_model *m);
+
+#endif

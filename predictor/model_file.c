@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Model file, version 1, little-endian:
+ *
+ *   0   "TNDMPRED"            magic
+ *   8   u32 version           1
+ *   12  u32 hid, reg_hidden, features, use_ghn, nfeat
+ *   32  u64 nparams           must match the layout the config implies
+ *   40  char trained_on[128]  NUL-terminated description of the data
+ *   168 f64 train_dev.feat[3]
+ *   192 char train_dev.name[96]
+ *   288 f32 feat_mean[nfeat], feat_std[nfeat], params[nparams]
+ *   end u32 CRC-32 (zlib's) of every byte before it
+ *
+ * Readers check magic, version, sizes and the checksum before using a
+ * byte, so a truncated or corrupted file is an error, never a model.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+
+#define MAGIC "TNDMPRED"
+#define VERSION 1u
+#define HDR 288u
+#define MAX_MODEL_FILE (256u << 20)
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void putf(uint8_t *p, float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	put32(p, u);
+}
+
+static float getf(const uint8_t *p)
+{
+	uint32_t u = get32(p);
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static size_t file_size(const struct tp_model *m)
+{
+	return HDR + 4 * (2 * (size_t)m->nfeat + m->nparams) + 4;
+}
+
+static void encode(const struct tp_model *m, uint8_t *buf)
+{
+	uint8_t *p = buf + HDR;
+	uint64_t dv;
+
+	memset(buf, 0, HDR);
+	memcpy(buf, MAGIC, 8);
+	put32(buf + 8, VERSION);
+	put32(buf + 12, (uint32_t)m->cfg.hid);
+	put32(buf + 16, (uint32_t)m->cfg.reg_hidden);
+	put32(buf + 20, m->cfg.features);
+	put32(buf + 24, m->cfg.use_ghn);
+	put32(buf + 28, (uint32_t)m->nfeat);
+	put64(buf + 32, m->nparams);
+	memcpy(buf + 40, m->trained_on, strnlen(m->trained_on, 127));
+	for (int k = 0; k < TP_DEV_FEATS; k++) {
+		memcpy(&dv, &m->train_dev.feat[k], 8);
+		put64(buf + 168 + 8 * k, dv);
+	}
+	memcpy(buf + 192, m->train_dev.name, strnlen(m->train_dev.name, 95));
+	for (int k = 0; k < m->nfeat; k++, p += 4)
+		putf(p, m->feat_mean[k]);
+	for (int k = 0; k < m->nfeat; k++, p += 4)
+		putf(p, m->feat_std[k]);
+	for (size_t i = 0; i < m->nparams; i++, p += 4)
+		putf(p, m->params[i]);
+	put32(p, tp_crc32(0, buf, (size_t)(p - buf)));
+}
+
+int tp_model_save(const struct tp_model *m, const char *path)
+{
+	size_t len = file_size(m);
+	uint8_t *buf = malloc(len);
+	char tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	if (!buf)
+		return tp_fail(-ENOMEM, "out of memory saving the model");
+	encode(m, buf);
+	/* write a sibling and rename, so a crash never leaves half a model */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "wb");
+	if (!f) {
+		err = tp_fail(-errno, "%s: %s", tmp, strerror(errno));
+		goto out_free;
+	}
+	if (fwrite(buf, 1, len, f) != len)
+		err = tp_fail(-EIO, "%s: write failed", tmp);
+	if (fclose(f) && !err)
+		err = tp_fail(-errno, "%s: %s", tmp, strerror(errno));
+	if (!err && rename(tmp, path))
+		err = tp_fail(-errno, "%s: %s", path, strerror(errno));
+	if (err)
+		unlink(tmp);
+out_free:
+	free(buf);
+	return err;
+}
+
+static int decode_header(const uint8_t *buf, size_t len, struct tp_model_config *cfg,
+			 uint32_t *nfeat, uint64_t *nparams)
+{
+	uint32_t version;
+
+	if (len < 8 || memcmp(buf, MAGIC, 8))
+		return tp_fail(-EBADMSG, "not a tandem predictor model (bad magic)");
+	if (len < HDR + 4)
+		return tp_fail(-EBADMSG, "model file truncated: %zu bytes, header needs %u",
+			       len, HDR + 4);
+	version = get32(buf + 8);
+	if (version != VERSION)
+		return tp_fail(-EPROTONOSUPPORT,
+			       "model file version %u is not supported (this library reads %u)",
+			       version, VERSION);
+	cfg->hid = (int)get32(buf + 12);
+	cfg->reg_hidden = (int)get32(buf + 16);
+	cfg->features = get32(buf + 20);
+	cfg->use_ghn = get32(buf + 24) != 0;
+	*nfeat = get32(buf + 28);
+	*nparams = get64(buf + 32);
+	return 0;
+}
+
+static int decode_body(struct tp_model *m, const uint8_t *buf)
+{
+	const uint8_t *p = buf + HDR;
+	uint64_t dv;
+
+	memcpy(m->trained_on, buf + 40, 127);
+	m->trained_on[127] = '\0';
+	for (int k = 0; k < TP_DEV_FEATS; k++) {
+		dv = get64(buf + 168 + 8 * k);
+		memcpy(&m->train_dev.feat[k], &dv, 8);
+	}
+	memcpy(m->train_dev.name, buf + 192, 95);
+	m->train_dev.name[95] = '\0';
+	for (int k = 0; k < m->nfeat; k++, p += 4)
+		m->feat_mean[k] = getf(p);
+	for (int k = 0; k < m->nfeat; k++, p += 4)
+		m->feat_std[k] = getf(p);
+	for (size_t i = 0; i < m->nparams; i++, p += 4)
+		m->params[i] = getf(p);
+	for (int k = 0; k < m->nfeat; k++)
+		if (!isfinite(m->feat_mean[k]) || !(m->feat_std[k] > 0))
+			return tp_fail(-EBADMSG, "model file: bad normalisation of feature %d", k);
+	for (size_t i = 0; i < m->nparams; i++)
+		if (!isfinite(m->params[i]))
+			return tp_fail(-EBADMSG, "model file: parameter %zu is not finite", i);
+	return 0;
+}
+
+int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
+{
+	const uint8_t *buf = data;
+	struct tp_model_config cfg;
+	struct tp_model *m;
+	uint64_t nparams = 0;
+	uint32_t nfeat = 0, crc;
+	int err;
+
+	tp_clear_error();
+	err = decode_header(buf, len, &cfg, &nfeat, &nparams);
+	if (err)
+		return err;
+	err = tp_model_alloc(&cfg, &m);
+	if (err)
+		return tp_fail(err, "model file: %s", tp_errmsg());
+	if (nfeat != (uint32_t)m->nfeat || nparams != m->nparams) {
+		err = tp_fail(-EBADMSG, "model file: %u features and %llu parameters do not "
+			      "match its configuration (%d, %zu)", nfeat,
+			      (unsigned long long)nparams, m->nfeat, m->nparams);
+		goto out_free;
+	}
+	if (len != file_size(m)) {
+		err = tp_fail(-EBADMSG, "model file %s: %zu bytes, expected %zu",
+			      len < file_size(m) ? "truncated" : "has trailing bytes", len,
+			      file_size(m));
+		goto out_free;
+	}
+	crc = tp_crc32(0, buf, len - 4);
+	if (crc != get32(buf + len - 4)) {
+		err = tp_fail(-EBADMSG, "model file corrupt: checksum %08x, stored %08x", crc,
+			      get32(buf + len - 4));
+		goto out_free;
+	}
+	err = decode_body(m, buf);
+	if (err)
+		goto out_free;
+	*out = m;
+	return 0;
+out_free:
+	tp_model_free(m);
+	return err;
+}
+
+int tp_model_load(const char *path, struct tp_model **out)
+{
+	char msg[400];
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	tp_clear_error();
+	err = tp_read_file(path, MAX_MODEL_FILE, &buf, &len);
+	if (err)
+		return err;
+	err = tp_model_load_mem(buf, len, out);
+	free(buf);
+	if (err) {
+		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
+		return tp_fail(err, "%s: %s", path, msg);
+	}
+	return 0;
+}
+
+/* predictor/default_model.S */
+extern const uint8_t tp_default_model_start[], tp_default_model_end[];
+
+int tp_model_load_default(struct tp_model **out)
+{
+	int err = tp_model_load_mem(tp_default_model_start,
+				    (size_t)(tp_default_model_end - tp_default_model_start), out);
+
+	if (err) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
+		return tp_fail(err, "built-in model: %s", msg);
+	}
+	return 0;
+}
