@@ -487,7 +487,7 @@ static int build_sys(const struct model_args *a, const struct profile *p,
 		sys->bw[1] = a->eta * sys->bw[0];
 		sys->nbw = 2;
 	}
-	sys->ncpu = a->ncpu >= 0 ? a->ncpu : 0;
+	sys->ncpu = a->ncpu >= 0 ? a->ncpu : p->ncpu;
 	sys->evict = a->evict >= 0 ? a->evict : MODEL_EVICT_RANDOM;
 	sys->warm = a->warm;
 	sys->extents = a->extents ? a->extents : default_extents(p->files);
