@@ -203,8 +203,9 @@ static int parse_members(struct parser *ps, struct tjson *v, bool obj)
 			if (err)
 				return err;
 			skip_ws(ps);
-			if (*ps->p++ != ':')
+			if (*ps->p != ':')
 				return perr(ps, "expected ':'");
+			ps->p++;
 		}
 		err = parse_value(ps, c);
 		if (err)
@@ -214,8 +215,9 @@ static int parse_members(struct parser *ps, struct tjson *v, bool obj)
 			ps->p++;
 			return 0;
 		}
-		if (*ps->p++ != ',')
+		if (*ps->p != ',')
 			return perr(ps, "expected ',' or '%c'", close);
+		ps->p++;
 	}
 }
 
