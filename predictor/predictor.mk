@@ -83,5 +83,6 @@ $(PRED_FUZZ): $(PRED_FUZZ_SRCS) $(PRED_HDRS)
 
 $(PRED_TEST_BINS): $(B)/selftests/host/%: selftests/host/%.c $(PRED_ASAN_LIB) $(KSFT_DIR)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(PRED_CFLAGS) $(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
+	$(CC) $(CFLAGS) -Wno-sign-compare -Wno-unused-parameter $(SANFLAGS) $(PRED_CFLAGS) \
+		$(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
 		$(PRED_ASAN_LIB) $(PRED_LDLIBS)

@@ -169,6 +169,30 @@ class DartsNet(nn.Module):
 # ---------------------------------------------------------- torchvision
 
 
+def static_shuffle():
+    """ShuffleNetV2 computes its channel shuffle and split from x.size() at run
+    time, which exports as Shape/Slice chains that ONNX shape inference cannot
+    resolve, so FLOPs after the first block would be unknown. Same
+    computation with the sizes as Python ints (constants in the trace)."""
+    from torchvision.models import shufflenetv2 as sn
+
+    def channel_shuffle(x, groups):
+        b, c, h, w = (int(s) for s in x.size())
+        x = x.view(b, groups, c // groups, h, w).transpose(1, 2).contiguous()
+        return x.view(b, c, h, w)
+
+    def forward(self, x):
+        if self.stride == 1:
+            half = int(x.size(1)) // 2
+            out = torch.cat((x[:, :half], self.branch2(x[:, half:])), dim=1)
+        else:
+            out = torch.cat((self.branch1(x), self.branch2(x)), dim=1)
+        return channel_shuffle(out, 2)
+
+    sn.channel_shuffle = channel_shuffle
+    sn.InvertedResidual.forward = forward
+
+
 def tv(name, **kw):
     return lambda: getattr(torchvision.models, name)(num_classes=CLASSES, **kw)
 
@@ -232,7 +256,8 @@ def export_onnx(model, path):
     torch.onnx.export(model, torch.randn(1, 3, RES, RES), buf, export_params=False,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       opset_version=17, input_names=["input"], output_names=["logits"])
-    proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue()))
+    proto = onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue()),
+                                              data_prop=True)
     onnx.save(proto, path)
     model.train()  # export toggles modes; time in training mode
 
@@ -311,8 +336,11 @@ def main():
     ap.add_argument("--out", default="predictor/data")
     ap.add_argument("--budget-min", type=float, default=80.0)
     ap.add_argument("--only", help="comma-separated architecture names")
+    ap.add_argument("--export-only", action="store_true",
+                    help="re-export the ONNX graphs of the listed architectures, no timing")
     args = ap.parse_args()
     torch.set_num_threads(1)
+    static_shuffle()
     os.makedirs(os.path.join(args.out, "onnx"), exist_ok=True)
     csv = os.path.join(args.out, "runs.csv")
     if not os.path.exists(csv):
@@ -323,6 +351,11 @@ def main():
     if args.only:
         keep = set(args.only.split(","))
         todo = [t for t in todo if t[0] in keep]
+    if args.export_only:
+        for name, family, build in todo:
+            torch.manual_seed(0)
+            export_onnx(build(), os.path.join(args.out, "onnx/%s.onnx" % name))
+        return 0
     done = done_archs(csv)
     start = time.time()
     for name, family, build in todo:

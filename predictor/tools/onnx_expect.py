@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Expected import results of the committed ONNX graphs, from python3-onnx.
+
+For every predictor/data/onnx/*.onnx this parses the file with onnx's own
+protobuf code and writes one line to predictor/data/onnx_expect.txt:
+
+  ARCH onnx_nodes=N inputs=I ops=Op:count,... ghn_nodes=G ghn_edges=E
+       prims=prim:count,... params=P flops=F
+
+The op histogram checks the C protobuf reader. The GHN-2 numbers come from
+a second, independent implementation of the import rules of
+Documentation/predictor.md (tensor classes, contraction, primitive mapping,
+FLOPs), so selftests/host/test_predict_onnx.c compares two codes written
+from one specification rather than the C code with itself.
+
+    /usr/bin/python3 predictor/tools/onnx_expect.py predictor/data
+"""
+import collections
+import glob
+import os
+import sys
+
+import onnx
+from onnx import numpy_helper  # noqa: F401  (import checks the install)
+
+PRIMS = ["max_pool", "avg_pool", "sep_conv", "dil_conv", "conv", "msa", "cse", "sum",
+         "concat", "input", "bias", "bn", "ln", "pos_enc", "glob_avg"]
+
+
+def shapes(g):
+    out = {}
+    for v in list(g.input) + list(g.value_info) + list(g.output):
+        if v.name in out or not v.type.HasField("tensor_type"):
+            continue
+        t = v.type.tensor_type
+        if not t.HasField("shape"):
+            continue
+        out[v.name] = [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]
+    for t in g.initializer:
+        out.setdefault(t.name, list(t.dims))
+    return out
+
+
+def numel(s):
+    if s is None or any(d < 0 for d in s):
+        return None
+    n = 1
+    for d in s:
+        n *= d
+    return n
+
+
+def attr(node, name, default=None):
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+class Importer:
+    def __init__(self, model):
+        g = model.graph
+        self.g = g
+        self.shape = shapes(g)
+        self.kind, self.leaf, self.rep = {}, {}, {}
+        self.nodes, self.edges = [], set()
+        self.trainable = set()
+        self.flops = self.acts = 0.0
+        inits = {t.name for t in g.initializer}
+        for t in inits:
+            self.kind[t], self.leaf[t] = "param", t
+        self.batch = 1
+        first = True
+        for i, v in enumerate(g.input):
+            if v.name in inits:
+                continue
+            if not inits and i > 0:
+                self.kind[v.name], self.leaf[v.name] = "param", v.name
+                continue
+            self.kind[v.name] = "act"
+            self.rep[v.name] = {self.add("input", [0, 0, 0, 0])}
+            s = self.shape.get(v.name)
+            if first and s and s[0] > 0:
+                self.batch = s[0]
+            first = False
+
+    def add(self, prim, shp):
+        self.nodes.append((prim, shp))
+        return len(self.nodes) - 1
+
+    def is_param(self, ins, i):
+        return 0 <= i < len(ins) and ins[i] and self.kind.get(ins[i]) == "param"
+
+    def classify(self, n, ins, nact):
+        op = n.op_type
+        params = [i for i in range(len(ins)) if self.is_param(ins, i)]
+        p = params[0] if params else -1
+        prim, wi, bias = None, -1, None
+        if op in ("Conv", "ConvTranspose"):
+            dil = attr(n, "dilations", []) or []
+            prim = "dil_conv" if any(x > 1 for x in dil) else (
+                "sep_conv" if attr(n, "group", 1) > 1 else "conv")
+            wi = 1 if self.is_param(ins, 1) else -1
+            bias = ins[2] if self.is_param(ins, 2) else None
+        elif op == "Gemm" or (op == "MatMul" and p >= 0):
+            prim = "conv"
+            wi = 1 if self.is_param(ins, 1) else p
+            bias = ins[2] if self.is_param(ins, 2) else None
+        elif op in ("BatchNormalization", "InstanceNormalization", "GroupNormalization"):
+            prim, wi = "bn", (1 if self.is_param(ins, 1) else -1)
+        elif op == "LayerNormalization":
+            prim, wi = "ln", (1 if self.is_param(ins, 1) else -1)
+        elif op in ("MaxPool", "GlobalMaxPool"):
+            prim = "max_pool"
+        elif op == "AveragePool":
+            prim = "avg_pool"
+        elif op == "GlobalAveragePool":
+            prim = "glob_avg"
+        elif op == "Softmax":
+            prim = "msa"
+        elif op in ("Add", "Sum"):
+            if nact >= 2:
+                prim = "sum"
+            elif p >= 0:
+                s = self.shape.get(self.leaf[ins[p]]) or []
+                prim, wi = ("pos_enc" if sum(d > 1 for d in s) >= 2 else "bias"), p
+        elif op == "Mul":
+            acts = [x for x in ins if x and self.kind.get(x) == "act"]
+            if nact >= 2:
+                a, b = (numel(self.shape.get(x)) for x in acts[:2])
+                if a is not None and b is not None and a != b:
+                    prim = "cse"
+            elif p >= 0:
+                prim, wi = "cse", p
+        elif op == "Concat":
+            if nact >= 2 or p >= 0:
+                prim = "concat"
+        elif op == "Gather" and self.is_param(ins, 0):
+            prim, wi = "conv", 0
+        w = self.leaf[ins[wi]] if wi >= 0 else None
+        return prim, wi, w, (self.leaf[bias] if bias else None)
+
+    def node_shape(self, n, prim, wi, w):
+        s = self.shape.get(w) if w else None
+        if s is None:
+            return [0, 0, 0, 0]
+        if prim not in ("conv", "sep_conv", "dil_conv", "pos_enc"):
+            e = numel(s)
+            return [e if e and e > 0 else 0, 0, 0, 0]
+        d, started = [], False
+        for i, x in enumerate(s):
+            if started or x != 1 or len(s) - i <= 2:
+                d.append(x)
+                started = True
+        swap = (n.op_type == "Gemm" and not attr(n, "transB", 0)) or \
+            (n.op_type == "MatMul" and wi == 1)
+        if swap and len(d) >= 2:
+            d[-2], d[-1] = d[-1], d[-2]
+        d = [x if x > 0 else 0 for x in d[:4]]
+        return d + [0] * (4 - len(d))
+
+    def op_flops(self, n, prim, wi, w, ins, out):
+        eo = numel(self.shape.get(out))
+        if prim in ("conv", "sep_conv", "dil_conv") and w:
+            self.weighted += 1
+            ws = self.shape.get(w)
+            ew = numel(ws)
+            if eo is None or ew is None or not ws:
+                return 0
+            self.weighted_shaped += 1
+            if n.op_type in ("Conv", "ConvTranspose"):
+                k = ew / ws[0] if ws[0] else 0
+            elif n.op_type == "Gather":
+                k = 0
+            elif n.op_type == "Gemm":
+                k = ws[1 if attr(n, "transB", 0) else 0] if len(ws) == 2 else 0
+            elif n.op_type == "MatMul" and wi == 1 and len(ws) >= 2:
+                k = ws[-2]
+            else:
+                k = ws[-1]
+            return 2.0 * eo * k
+        if n.op_type == "MatMul" and len(ins) == 2 and ins[0] and eo is not None:
+            a = self.shape.get(ins[0])
+            if a and a[-1] >= 0:
+                return 2.0 * eo * a[-1]
+        return 0
+
+    def run(self):
+        self.weighted = self.weighted_shaped = 0
+        for n in self.g.node:
+            ins = list(n.input)
+            nact = sum(1 for x in ins if x and self.kind.get(x) == "act")
+            if nact == 0:
+                ps = [x for x in ins if x and self.kind.get(x) == "param"]
+                for o in n.output:
+                    if o:
+                        self.kind[o] = "param" if ps else "const"
+                        self.leaf[o] = self.leaf[ps[0]] if ps else None
+                continue
+            prim, wi, w, bias = self.classify(n, ins, nact)
+            for i, x in enumerate(ins):
+                if x and self.kind.get(x) == "param" and self.leaf.get(x) and \
+                        not (n.op_type == "BatchNormalization" and i >= 3):
+                    self.trainable.add(self.leaf[x])
+            preds = set()
+            for x in ins:
+                if x and self.kind.get(x) == "act":
+                    preds |= self.rep[x]
+            if prim is None:
+                rep = set(preds)
+            else:
+                v = self.add(prim, self.node_shape(n, prim, wi, w))
+                self.edges |= {(u, v) for u in preds}
+                if bias:
+                    b = self.add("bias", [numel(self.shape.get(bias)) or 0, 0, 0, 0])
+                    self.edges.add((v, b))
+                    v = b
+                rep = {v}
+            outs = [o for o in n.output if o]
+            for o in outs:
+                self.kind[o], self.rep[o] = "act", rep
+            if outs:
+                eo = numel(self.shape.get(outs[0]))
+                if eo is not None:
+                    self.acts += eo
+                self.flops += self.op_flops(n, prim, wi, w, ins, outs[0])
+        params = sum(numel(self.shape.get(t)) or 0 for t in self.trainable)
+        return params, self.flops / self.batch
+
+
+def line(path):
+    model = onnx.load(path)
+    g = model.graph
+    ops = collections.Counter(n.op_type for n in g.node)
+    imp = Importer(model)
+    params, flops = imp.run()
+    prims = collections.Counter(p for p, _ in imp.nodes)
+    arch = os.path.splitext(os.path.basename(path))[0]
+    return "%s onnx_nodes=%d inputs=%d ops=%s ghn_nodes=%d ghn_edges=%d prims=%s " \
+        "params=%d flops=%.17g" % (
+            arch, len(g.node), len(g.input),
+            ",".join("%s:%d" % kv for kv in sorted(ops.items())),
+            len(imp.nodes), len(imp.edges),
+            ",".join("%s:%d" % (p, prims[p]) for p in PRIMS if prims[p]),
+            params, flops)
+
+
+def main():
+    data = sys.argv[1] if len(sys.argv) > 1 else "predictor/data"
+    lines = ["# predictor/tools/onnx_expect.py with onnx %s" % onnx.__version__]
+    for path in sorted(glob.glob(os.path.join(data, "onnx", "*.onnx"))):
+        lines.append(line(path))
+    with open(os.path.join(data, "onnx_expect.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("%d graphs" % (len(lines) - 1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
