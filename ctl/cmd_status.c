@@ -19,7 +19,7 @@ struct stats {
 	char version[32], reason[160];
 	int32_t cxl_node;
 	uint8_t steer;
-	uint32_t prefetch_kbps, nr_datasets, nr_files, max_datasets, max_files;
+	uint32_t prefetch_kbps, steer_kbps, nr_datasets, nr_files, max_datasets, max_files;
 	uint64_t live_objects;
 };
 
@@ -37,6 +37,7 @@ static int stats_parse(struct nlattr **tb, void *out)
 	s->steer = nla_get_u8(tb[TANDEM_A_STEER]);
 #define GET32(f, a) s->f = tb[a] ? nla_get_u32(tb[a]) : 0
 	GET32(prefetch_kbps, TANDEM_A_PREFETCH_KBPS);
+	GET32(steer_kbps, TANDEM_A_STEER_KBPS);
 	GET32(nr_datasets, TANDEM_A_NR_DATASETS);
 	GET32(nr_files, TANDEM_A_NR_FILES);
 	GET32(max_datasets, TANDEM_A_MAX_DATASETS);
@@ -52,7 +53,8 @@ static void print_module(const struct stats *s)
 	out_s64("cxl_node", "cxl node: %lld", s->cxl_node);
 	out_str("cxl_node_reason", " (%s)\n", s->reason);
 	out_bool("steer", "steering: %s\n", s->steer);
-	out_u64("prefetch_kbps", "prefetch cap: %llu KiB/s (0 = unlimited)\n", s->prefetch_kbps);
+	out_u64("prefetch_kbps", "prefetch cap: %llu KiB/s", s->prefetch_kbps);
+	out_u64("steer_kbps", ", steering cap: %llu KiB/s (0 = unlimited)\n", s->steer_kbps);
 	out_u64("datasets", "datasets: %llu", s->nr_datasets);
 	out_u64("max_datasets", " of %llu", s->max_datasets);
 	out_u64("files", ", files: %llu", s->nr_files);
@@ -87,10 +89,10 @@ static int cmd_status(int argc, char **argv)
 
 /* tandemctl config set [cxl_node N|auto|none] [steer on|off] [prefetch_kbps N] */
 struct config {
-	bool has_node, has_steer, has_kbps;
+	bool has_node, has_steer, has_kbps, has_steer_kbps;
 	int32_t node;
 	uint8_t steer;
-	uint32_t kbps;
+	uint32_t kbps, steer_kbps;
 };
 
 static int config_build(struct nl_msg *msg, const void *in)
@@ -99,7 +101,8 @@ static int config_build(struct nl_msg *msg, const void *in)
 
 	if ((c->has_node && nla_put_s32(msg, TANDEM_A_CXL_NODE, c->node)) ||
 	    (c->has_steer && nla_put_u8(msg, TANDEM_A_STEER, c->steer)) ||
-	    (c->has_kbps && nla_put_u32(msg, TANDEM_A_PREFETCH_KBPS, c->kbps)))
+	    (c->has_kbps && nla_put_u32(msg, TANDEM_A_PREFETCH_KBPS, c->kbps)) ||
+	    (c->has_steer_kbps && nla_put_u32(msg, TANDEM_A_STEER_KBPS, c->steer_kbps)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -134,6 +137,10 @@ static int config_parse_arg(struct config *c, const char *key, const char *val)
 		c->has_kbps = true;
 		return parse_u32(val, &c->kbps);
 	}
+	if (!strcmp(key, "steer_kbps")) {
+		c->has_steer_kbps = true;
+		return parse_u32(val, &c->steer_kbps);
+	}
 	return -ENOENT;
 }
 
@@ -148,7 +155,7 @@ static int cmd_config_set(int argc, char **argv)
 	for (i = 1; i < argc; i += 2) {
 		err = config_parse_arg(&c, argv[i], argv[i + 1]);
 		if (err == -ENOENT) {
-			ctl_err("unknown knob '%s' (cxl_node, steer, prefetch_kbps)", argv[i]);
+			ctl_err("unknown knob '%s' (cxl_node, steer, prefetch_kbps, steer_kbps)", argv[i]);
 			return -EINVAL;
 		}
 		if (err) {
@@ -162,5 +169,5 @@ static int cmd_config_set(int argc, char **argv)
 TANDEM_CMD(status, "status", NULL, cmd_status, "",
 	   "module loaded?, CXL node and why, knobs, registry, NUMA nodes");
 TANDEM_CMD(config_set, "config", "set", cmd_config_set,
-	   "[cxl_node N|auto|none] [steer on|off] [prefetch_kbps N]",
+	   "[cxl_node N|auto|none] [steer on|off] [prefetch_kbps N] [steer_kbps N]",
 	   "change the module's knobs (needs CAP_SYS_ADMIN)");

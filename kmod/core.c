@@ -28,6 +28,11 @@ module_param(prefetch_kbps, uint, 0444);
 MODULE_PARM_DESC(prefetch_kbps,
 		 "Bandwidth cap of prefetching, 0 = unlimited (KiB/s, default: 0)");
 
+static unsigned int steer_kbps;
+module_param(steer_kbps, uint, 0444);
+MODULE_PARM_DESC(steer_kbps,
+		 "Rate cap of steering migrations, 0 = unlimited (KiB/s, default: 0)");
+
 unsigned int tandem_max_datasets = 64;
 module_param_named(max_datasets, tandem_max_datasets, uint, 0444);
 MODULE_PARM_DESC(max_datasets,
@@ -58,6 +63,11 @@ static int __init tandem_params_check(void)
 		       prefetch_kbps, TANDEM_PREFETCH_KBPS_MAX);
 		return -EINVAL;
 	}
+	if (steer_kbps > TANDEM_STEER_KBPS_MAX) {
+		pr_err("steer_kbps=%u is out of range (0..%u)\n",
+		       steer_kbps, TANDEM_STEER_KBPS_MAX);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -73,6 +83,7 @@ static int __init tandem_init(void)
 	xa_init_flags(&tandem.datasets, XA_FLAGS_ALLOC1);
 	tandem.steer = steer;
 	tandem.prefetch_kbps = prefetch_kbps;
+	tandem.steer_kbps = steer_kbps;
 	err = tandem_node_set(cxl_node, &why);
 	if (err) {
 		pr_err("cxl_node=%d: %s\n", cxl_node, why);
@@ -81,9 +92,12 @@ static int __init tandem_init(void)
 	err = tandem_registry_init();
 	if (err)
 		return err;
-	err = tandem_sysfs_init();
+	err = tandem_steer_init();
 	if (err)
 		goto out_registry;
+	err = tandem_sysfs_init();
+	if (err)
+		goto out_steer;
 	err = tandem_netlink_init();
 	if (err)
 		goto out_sysfs;
@@ -93,6 +107,9 @@ static int __init tandem_init(void)
 
 out_sysfs:
 	tandem_sysfs_exit();
+out_steer:
+	tandem_steer_stop();
+	tandem_steer_exit();
 out_registry:
 	tandem_registry_exit();
 	return err;
@@ -102,9 +119,19 @@ static void __exit tandem_exit(void)
 {
 	s64 live;
 
-	/* no new requests, then drop the datasets, then their sysfs parent */
+	/*
+	 * Refuse state changes, let prefetches finish cancelling (they send
+	 * netlink events), close netlink, stop steering, drop the datasets,
+	 * then their sysfs parent.
+	 */
+	mutex_lock(&tandem.lock);
+	tandem.exiting = true;
+	mutex_unlock(&tandem.lock);
+	tandem_prefetch_stop_all();
 	tandem_netlink_exit();
+	tandem_steer_stop();
 	tandem_registry_exit();
+	tandem_steer_exit();
 	tandem_sysfs_exit();
 	live = atomic64_read(&tandem_live_objects);
 	if (live)

@@ -10,6 +10,7 @@
 #include <net/genetlink.h>
 #include <linux/kdev_t.h>
 
+#include "compat.h"
 #include "tandem.h"
 
 static struct genl_family tandem_genl_family;
@@ -35,6 +36,18 @@ static const struct nla_policy tandem_config_policy[TANDEM_A_MAX + 1] = {
 	[TANDEM_A_CXL_NODE] = NLA_POLICY_RANGE(NLA_S32, TANDEM_NODE_NONE, MAX_NUMNODES - 1),
 	[TANDEM_A_STEER] = NLA_POLICY_MAX(NLA_U8, 1),
 	[TANDEM_A_PREFETCH_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &tandem_kbps_range),
+	[TANDEM_A_STEER_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &tandem_kbps_range),
+};
+
+static const struct nla_policy tandem_steer_policy[TANDEM_A_MAX + 1] = {
+	[TANDEM_A_DATASET_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[TANDEM_A_DATASET_NODE] = NLA_POLICY_RANGE(NLA_S32, -1, MAX_NUMNODES - 1),
+};
+
+static const struct nla_policy tandem_prefetch_policy[TANDEM_A_MAX + 1] = {
+	[TANDEM_A_DATASET_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[TANDEM_A_FILE_PATH] = { .type = NLA_NUL_STRING, .len = PATH_MAX - 1 },
+	[TANDEM_A_PREFETCH_KBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &tandem_kbps_range),
 };
 
 static const struct nla_policy tandem_empty_policy[TANDEM_A_MAX + 1] = {};
@@ -54,6 +67,54 @@ static struct sk_buff *tandem_reply_new(struct genl_info *info, void **hdr)
 	return skb;
 }
 
+static int tandem_put_u64_nest(struct sk_buff *skb, int type, const u64 *v, int n)
+{
+	struct nlattr *nest = nla_nest_start(skb, type);
+	int i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++)
+		if (nla_put_u64_64bit(skb, i + 1, v[i], 0))
+			goto out_cancel;
+	nla_nest_end(skb, nest);
+	return 0;
+
+out_cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+static int tandem_dataset_fill_state(struct sk_buff *skb, struct tandem_dataset *ds)
+{
+	u64 cnt[__TANDEM_CNT_MAX], *pages;
+	struct tandem_prefetch_info pf;
+	int i, err;
+
+	for (i = 0; i < __TANDEM_CNT_MAX; i++)
+		cnt[i] = atomic64_read(&ds->cnt[i]);
+	pages = kcalloc(nr_node_ids, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	tandem_dataset_node_pages(ds, pages, nr_node_ids);
+	tandem_prefetch_info(ds, &pf);
+	err = -EMSGSIZE;
+	if (nla_put_s32(skb, TANDEM_A_DATASET_NODE, ds->node) ||
+	    nla_put_u32(skb, TANDEM_A_STEER_PENDING, atomic_read(&ds->steer_queued)) ||
+	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_COUNTERS, cnt, __TANDEM_CNT_MAX) ||
+	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_NODE_PAGES, pages, nr_node_ids) ||
+	    nla_put_u8(skb, TANDEM_A_PREFETCH_STATE, pf.state) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_DONE, pf.pages_done, TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_TOTAL, pf.pages_total,
+			      TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_ELAPSED_NS, pf.elapsed_ns, TANDEM_A_PAD))
+		goto out;
+	err = 0;
+out:
+	kfree(pages);
+	return err;
+}
+
 static int tandem_dataset_fill(struct sk_buff *skb, struct tandem_dataset *ds)
 {
 	if (nla_put_u32(skb, TANDEM_A_DATASET_ID, ds->id) ||
@@ -64,7 +125,7 @@ static int tandem_dataset_fill(struct sk_buff *skb, struct tandem_dataset *ds)
 	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_PAGES_CACHED,
 			      tandem_dataset_pages_cached(ds), TANDEM_A_PAD))
 		return -EMSGSIZE;
-	return 0;
+	return tandem_dataset_fill_state(skb, ds);
 }
 
 /* Tell listeners of the "events" group that a dataset came or went. */
@@ -81,6 +142,32 @@ static void tandem_notify_dataset(u8 cmd, u32 id, const char *name)
 	hdr = genlmsg_put(skb, 0, 0, &tandem_genl_family, 0, cmd);
 	if (!hdr || nla_put_u32(skb, TANDEM_A_DATASET_ID, id) ||
 	    (name && nla_put_string(skb, TANDEM_A_DATASET_NAME, name))) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&tandem_genl_family, skb, 0, 0, GFP_KERNEL);
+}
+
+void tandem_notify_prefetch_done(u32 id, const struct tandem_prefetch_info *info)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (READ_ONCE(tandem.exiting) || !genl_has_listeners(&tandem_genl_family, &init_net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &tandem_genl_family, 0, TANDEM_CMD_PREFETCH_DONE);
+	if (!hdr || nla_put_u32(skb, TANDEM_A_DATASET_ID, id) ||
+	    nla_put_u8(skb, TANDEM_A_PREFETCH_STATE, info->state) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_DONE, info->pages_done,
+			      TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_TOTAL, info->pages_total,
+			      TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_ELAPSED_NS, info->elapsed_ns,
+			      TANDEM_A_PAD)) {
 		nlmsg_free(skb);
 		return;
 	}
@@ -253,7 +340,7 @@ static int tandem_nl_files_resolve(struct genl_info *info, struct tandem_file **
 
 out_free:
 	while ((*n)--)
-		tandem_file_free(files[*n]);
+		tandem_file_put(files[*n]);
 	kvfree(files);
 	return err;
 }
@@ -274,7 +361,7 @@ static int tandem_nl_files_insert(struct tandem_dataset *ds, struct tandem_file 
 			(*added)++;
 			continue;
 		}
-		tandem_file_free(files[i]);
+		tandem_file_put(files[i]);
 		files[i] = NULL;
 		(*dups)++;
 		err = 0;
@@ -320,7 +407,7 @@ static int tandem_nl_file_add_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		for (i = 0; i < n; i++)
 			if (files[i])
-				tandem_file_free(files[i]);
+				tandem_file_put(files[i]);
 	kvfree(files);
 	if (err)
 		return err;
@@ -417,6 +504,7 @@ static int tandem_stats_fill(struct sk_buff *msg)
 	    nla_put_string(msg, TANDEM_A_CXL_NODE_REASON, tandem.cxl_reason) ||
 	    nla_put_u8(msg, TANDEM_A_STEER, tandem.steer) ||
 	    nla_put_u32(msg, TANDEM_A_PREFETCH_KBPS, tandem.prefetch_kbps) ||
+	    nla_put_u32(msg, TANDEM_A_STEER_KBPS, tandem.steer_kbps) ||
 	    nla_put_u32(msg, TANDEM_A_NR_DATASETS, tandem.nr_datasets) ||
 	    nla_put_u32(msg, TANDEM_A_NR_FILES, tandem.nr_files) ||
 	    nla_put_u32(msg, TANDEM_A_MAX_DATASETS, tandem_max_datasets) ||
@@ -454,7 +542,8 @@ static int tandem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info
 	const char *why = NULL;
 	int err = 0;
 
-	if (!tb[TANDEM_A_CXL_NODE] && !tb[TANDEM_A_STEER] && !tb[TANDEM_A_PREFETCH_KBPS]) {
+	if (!tb[TANDEM_A_CXL_NODE] && !tb[TANDEM_A_STEER] && !tb[TANDEM_A_PREFETCH_KBPS] &&
+	    !tb[TANDEM_A_STEER_KBPS]) {
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
 	}
@@ -472,7 +561,157 @@ static int tandem_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info
 		WRITE_ONCE(tandem.steer, nla_get_u8(tb[TANDEM_A_STEER]));
 	if (tb[TANDEM_A_PREFETCH_KBPS])
 		WRITE_ONCE(tandem.prefetch_kbps, nla_get_u32(tb[TANDEM_A_PREFETCH_KBPS]));
+	if (tb[TANDEM_A_STEER_KBPS])
+		WRITE_ONCE(tandem.steer_kbps, nla_get_u32(tb[TANDEM_A_STEER_KBPS]));
 out_unlock:
+	mutex_unlock(&tandem.lock);
+	return err;
+}
+
+static int tandem_nl_steer_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct nlattr *node = info->attrs[TANDEM_A_DATASET_NODE];
+	struct tandem_dataset *ds;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	err = -ENOENT;
+	if (!ds) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		goto out_unlock;
+	}
+	err = -EINVAL;
+	if (node && nla_get_s32(node) >= 0 && tandem_node_validate(nla_get_s32(node))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, node, "not an online NUMA node with memory");
+		goto out_unlock;
+	}
+	if (!READ_ONCE(tandem.steer)) {
+		NL_SET_ERR_MSG(info->extack, "steering is off (steer=0)");
+		goto out_unlock;
+	}
+	if (node)
+		WRITE_ONCE(ds->node, nla_get_s32(node));
+	err = tandem_steer_dataset(ds);
+	if (err == -ENODEV)
+		NL_SET_ERR_MSG(info->extack,
+			       "no target node: cxl_node is -2 and the dataset has no node of its own");
+out_unlock:
+	mutex_unlock(&tandem.lock);
+	return err;
+}
+
+/* The dataset's files named by FILE_PATH attributes, in order, with references. */
+static int tandem_nl_prefetch_files(struct genl_info *info, struct tandem_dataset *ds,
+				    struct tandem_file **files, int n)
+{
+	struct tandem_file *tmp, *f;
+	struct nlattr *a;
+	int rem, i = 0, err;
+
+	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem) {
+		if (nla_type(a) != TANDEM_A_FILE_PATH)
+			continue;
+		tmp = tandem_file_alloc(nla_data(a), &err);
+		if (!tmp) {
+			tandem_nl_path_error(info->extack, a, err);
+			goto out_put;
+		}
+		f = tandem_file_next(ds, tmp->dev, tmp->ino - 1);
+		if (!f || f->dev != tmp->dev || f->ino != tmp->ino) {
+			tandem_file_put(tmp);
+			NL_SET_ERR_MSG_ATTR(info->extack, a, "file is not in this dataset");
+			err = -ENOENT;
+			goto out_put;
+		}
+		tandem_file_put(tmp);
+		tandem_file_get(f);
+		files[i++] = f;
+	}
+	return i;
+
+out_put:
+	while (i--)
+		tandem_file_put(files[i]);
+	return err;
+}
+
+/* All files of the dataset (ordered by device and inode), with references. */
+static int tandem_nl_prefetch_all(struct tandem_dataset *ds, struct tandem_file **files)
+{
+	struct rb_node *n;
+	int i = 0;
+
+	for (n = rb_first(&ds->files); n; n = rb_next(n)) {
+		files[i] = rb_entry(n, struct tandem_file, node);
+		tandem_file_get(files[i++]);
+	}
+	return i;
+}
+
+static int tandem_nl_prefetch_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct nlattr *kbps = info->attrs[TANDEM_A_PREFETCH_KBPS];
+	struct tandem_file **files = NULL;
+	struct tandem_dataset *ds;
+	int n = 0, paths = 0, rem, err;
+	struct nlattr *a;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem)
+		paths += nla_type(a) == TANDEM_A_FILE_PATH;
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	err = -ENOENT;
+	if (!ds) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		goto out_unlock;
+	}
+	err = -ENOMEM;
+	files = kvcalloc(max_t(int, 1, paths ?: ds->nr_files), sizeof(*files), GFP_KERNEL);
+	if (!files)
+		goto out_unlock;
+	n = paths ? tandem_nl_prefetch_files(info, ds, files, paths) :
+		    tandem_nl_prefetch_all(ds, files);
+	if (n < 0) {
+		err = n;
+		kvfree(files);
+		goto out_unlock;
+	}
+	err = tandem_prefetch_start(ds, files, n, kbps ? nla_get_u32(kbps) : 0);
+	if (err == -EBUSY)
+		NL_SET_ERR_MSG(info->extack, "a prefetch of this dataset is running");
+	else if (err == -ENODEV)
+		NL_SET_ERR_MSG(info->extack,
+			       "no target node: cxl_node is -2 and the dataset has no node of its own");
+out_unlock:
+	mutex_unlock(&tandem.lock);
+	return err;
+}
+
+static int tandem_nl_prefetch_cancel_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct tandem_dataset *ds;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	if (!ds) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		err = -ENOENT;
+	} else {
+		err = tandem_prefetch_cancel(ds);
+		if (err)
+			NL_SET_ERR_MSG(info->extack, "no prefetch of this dataset is running");
+	}
 	mutex_unlock(&tandem.lock);
 	return err;
 }
@@ -525,6 +764,27 @@ static const struct genl_ops tandem_genl_ops[] = {
 		.maxattr = TANDEM_A_MAX,
 		.flags = GENL_ADMIN_PERM,
 	},
+	{
+		.cmd = TANDEM_CMD_STEER,
+		.doit = tandem_nl_steer_doit,
+		.policy = tandem_steer_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TANDEM_CMD_PREFETCH,
+		.doit = tandem_nl_prefetch_doit,
+		.policy = tandem_prefetch_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TANDEM_CMD_PREFETCH_CANCEL,
+		.doit = tandem_nl_prefetch_cancel_doit,
+		.policy = tandem_dataset_id_policy,
+		.maxattr = TANDEM_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
 };
 
 /*
@@ -532,12 +792,18 @@ static const struct genl_ops tandem_genl_ops[] = {
  * cache and pin files system-wide, so they need CAP_SYS_ADMIN as well,
  * checked against the sender's credentials at send time.
  */
-static int tandem_nl_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+static int tandem_nl_pre_doit(const tandem_genl_ops_t *ops, struct sk_buff *skb,
 			      struct genl_info *info)
 {
-	if ((ops->flags & GENL_ADMIN_PERM) && !netlink_capable(skb, CAP_SYS_ADMIN)) {
+	if (!(ops->flags & GENL_ADMIN_PERM))
+		return 0;
+	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
 		NL_SET_ERR_MSG(info->extack, "CAP_SYS_ADMIN is required");
 		return -EPERM;
+	}
+	if (READ_ONCE(tandem.exiting)) {
+		NL_SET_ERR_MSG(info->extack, "tandem.ko is unloading");
+		return -ESHUTDOWN;
 	}
 	return 0;
 }

@@ -26,6 +26,29 @@ int tandem_registry_init(void)
 	return tandem_file_cache ? 0 : -ENOMEM;
 }
 
+void tandem_file_get(struct tandem_file *f)
+{
+	refcount_inc(&f->ref);
+}
+
+static void tandem_file_free_rcu(struct rcu_head *rcu)
+{
+	kmem_cache_free(tandem_file_cache, container_of(rcu, struct tandem_file, rcu));
+}
+
+/* Process context only: the last put unpins the path. */
+void tandem_file_put(struct tandem_file *f)
+{
+	if (!refcount_dec_and_test(&f->ref))
+		return;
+	path_put(&f->path);
+	if (f->ds)
+		kobject_put(&f->ds->kobj);
+	/* the page-cache probe may still be looking at it under RCU */
+	call_rcu(&f->rcu, tandem_file_free_rcu);
+	atomic64_dec(&tandem_live_objects);
+}
+
 struct tandem_dataset *tandem_dataset_find(u32 id)
 {
 	lockdep_assert_held(&tandem.lock);
@@ -69,6 +92,7 @@ int tandem_dataset_add(const char *name, u32 *id)
 	atomic64_inc(&tandem_live_objects);
 	strscpy(ds->name, name, sizeof(ds->name));
 	ds->files = RB_ROOT;
+	ds->node = -1;
 
 	mutex_lock(&tandem.lock);
 	err = -ENOSPC;
@@ -100,12 +124,12 @@ out_free:
 	return err;
 }
 
-static void tandem_files_free(struct rb_root *files)
+static void tandem_files_put(struct rb_root *files)
 {
 	struct tandem_file *f, *next;
 
 	rbtree_postorder_for_each_entry_safe(f, next, files, node)
-		tandem_file_free(f);
+		tandem_file_put(f);
 	*files = RB_ROOT;
 }
 
@@ -113,6 +137,7 @@ int tandem_dataset_del(u32 id)
 {
 	struct tandem_dataset *ds;
 	struct rb_root files;
+	struct rb_node *n;
 
 	mutex_lock(&tandem.lock);
 	ds = xa_erase(&tandem.datasets, id);
@@ -121,6 +146,8 @@ int tandem_dataset_del(u32 id)
 		return -ENOENT;
 	}
 	ds->dead = true;
+	for (n = rb_first(&ds->files); n; n = rb_next(n))
+		tandem_steer_file_del(rb_entry(n, struct tandem_file, node));
 	files = ds->files;
 	ds->files = RB_ROOT;
 	tandem.nr_files -= ds->nr_files;
@@ -131,7 +158,8 @@ int tandem_dataset_del(u32 id)
 	 * Outside the lock: path_put() may sleep, and removing the sysfs
 	 * directory waits for readers that take the lock.
 	 */
-	tandem_files_free(&files);
+	tandem_prefetch_release(ds);
+	tandem_files_put(&files);
 	tandem_sysfs_dataset_del(ds);
 	return 0;
 }
@@ -144,6 +172,7 @@ void tandem_registry_exit(void)
 	xa_for_each(&tandem.datasets, id, ds)
 		tandem_dataset_del(id);
 	xa_destroy(&tandem.datasets);
+	rcu_barrier();		/* the files' RCU frees */
 	kmem_cache_destroy(tandem_file_cache);
 }
 
@@ -205,6 +234,10 @@ struct tandem_file *tandem_file_alloc(const char *pathname, int *err)
 	f->dev = inode->i_sb->s_dev;
 	f->ino = inode->i_ino;
 	RB_CLEAR_NODE(&f->node);
+	INIT_HLIST_NODE(&f->hash);
+	INIT_LIST_HEAD(&f->work);
+	refcount_set(&f->ref, 1);
+	f->pend_start = 1;	/* empty range */
 	atomic64_inc(&tandem_live_objects);
 	return f;
 
@@ -215,12 +248,6 @@ out_free:
 	return NULL;
 }
 
-void tandem_file_free(struct tandem_file *f)
-{
-	path_put(&f->path);
-	kmem_cache_free(tandem_file_cache, f);
-	atomic64_dec(&tandem_live_objects);
-}
 
 static int tandem_file_cmp(dev_t dev, u64 ino, const struct tandem_file *f)
 {
@@ -250,8 +277,10 @@ int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f)
 	rb_link_node(&f->node, parent, p);
 	rb_insert_color(&f->node, &ds->files);
 	f->ds = ds;
+	kobject_get(&ds->kobj);
 	ds->nr_files++;
 	tandem.nr_files++;
+	tandem_steer_file_add(f);
 	return 0;
 }
 
@@ -274,10 +303,11 @@ struct tandem_file *tandem_file_next(struct tandem_dataset *ds, dev_t dev, u64 i
 	return best;
 }
 
-/* Undo tandem_file_insert() (a batch that could not be added whole). */
+/* Undo tandem_file_insert() (a batch that could not be added whole); the caller puts f. */
 void tandem_file_remove(struct tandem_dataset *ds, struct tandem_file *f)
 {
 	lockdep_assert_held(&tandem.lock);
+	tandem_steer_file_del(f);
 	rb_erase(&f->node, &ds->files);
 	RB_CLEAR_NODE(&f->node);
 	ds->nr_files--;

@@ -100,6 +100,26 @@ static ssize_t prefetch_kbps_store(struct kobject *kobj, struct kobj_attribute *
 	return count;
 }
 
+static ssize_t steer_kbps_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(tandem.steer_kbps));
+}
+
+static ssize_t steer_kbps_store(struct kobject *kobj, struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	unsigned int kbps;
+	int err;
+
+	err = tandem_sysfs_may_write();
+	if (err)
+		return err;
+	if (kstrtouint(buf, 0, &kbps) || kbps > TANDEM_STEER_KBPS_MAX)
+		return -EINVAL;
+	WRITE_ONCE(tandem.steer_kbps, kbps);
+	return count;
+}
+
 #define TANDEM_COUNTER_SHOW(_name, _fmt, _expr)					\
 static ssize_t _name##_show(struct kobject *kobj, struct kobj_attribute *attr,	\
 			    char *buf)						\
@@ -119,6 +139,7 @@ static struct kobj_attribute cxl_node_attr = __ATTR_RW_MODE(cxl_node, 0644);
 static struct kobj_attribute cxl_node_reason_attr = __ATTR_RO(cxl_node_reason);
 static struct kobj_attribute steer_attr = __ATTR_RW_MODE(steer, 0644);
 static struct kobj_attribute prefetch_kbps_attr = __ATTR_RW_MODE(prefetch_kbps, 0644);
+static struct kobj_attribute steer_kbps_attr = __ATTR_RW_MODE(steer_kbps, 0644);
 
 static struct attribute *tandem_root_attrs[] = {
 	&version_attr.attr,
@@ -126,6 +147,7 @@ static struct attribute *tandem_root_attrs[] = {
 	&cxl_node_reason_attr.attr,
 	&steer_attr.attr,
 	&prefetch_kbps_attr.attr,
+	&steer_kbps_attr.attr,
 	&nr_datasets_attr.attr,
 	&nr_files_attr.attr,
 	&max_datasets_attr.attr,
@@ -185,18 +207,129 @@ static ssize_t bytes_show(struct kobject *kobj, struct kobj_attribute *attr, cha
 	return tandem_dataset_emit(kobj, buf, tandem_dataset_bytes);
 }
 
+/* cached pages per node, "N0 N1 ..." for nodes 0..nr_node_ids-1 */
+static ssize_t node_pages_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct tandem_dataset *ds = to_dataset(kobj);
+	ssize_t len = 0;
+	u64 *pages;
+	int nid;
+
+	pages = kcalloc(nr_node_ids, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	mutex_lock(&tandem.lock);
+	if (!ds->dead)
+		tandem_dataset_node_pages(ds, pages, nr_node_ids);
+	mutex_unlock(&tandem.lock);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		len += sysfs_emit_at(buf, len, "%s%llu", nid ? " " : "", pages[nid]);
+	len += sysfs_emit_at(buf, len, "\n");
+	kfree(pages);
+	return len;
+}
+
+static ssize_t target_node_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(to_dataset(kobj)->node));
+}
+
+static ssize_t steer_pending_show(struct kobject *kobj, struct kobj_attribute *attr,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&to_dataset(kobj)->steer_queued));
+}
+
+static const char *const tandem_prefetch_states[] = {
+	[TANDEM_PREFETCH_IDLE] = "idle",
+	[TANDEM_PREFETCH_RUNNING] = "running",
+	[TANDEM_PREFETCH_DONE] = "done",
+	[TANDEM_PREFETCH_CANCELLED] = "cancelled",
+	[TANDEM_PREFETCH_FAILED] = "failed",
+};
+
+static ssize_t prefetch_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct tandem_dataset *ds = to_dataset(kobj);
+	struct tandem_prefetch_info info;
+
+	mutex_lock(&tandem.lock);
+	tandem_prefetch_info(ds, &info);
+	mutex_unlock(&tandem.lock);
+	return sysfs_emit(buf, "%s %llu %llu\n", tandem_prefetch_states[info.state],
+			  info.pages_done, info.pages_total);
+}
+
 static struct kobj_attribute name_attr = __ATTR_RO(name);
 static struct kobj_attribute files_attr = __ATTR_RO(files);
 static struct kobj_attribute pages_cached_attr = __ATTR_RO(pages_cached);
 static struct kobj_attribute bytes_attr = __ATTR_RO(bytes);
+static struct kobj_attribute node_pages_attr = __ATTR_RO(node_pages);
+static struct kobj_attribute target_node_attr = __ATTR_RO(target_node);
+static struct kobj_attribute steer_pending_attr = __ATTR_RO(steer_pending);
+static struct kobj_attribute prefetch_attr = __ATTR_RO(prefetch);
 
 static struct attribute *tandem_dataset_attrs[] = {
 	&name_attr.attr,
 	&files_attr.attr,
 	&pages_cached_attr.attr,
 	&bytes_attr.attr,
+	&node_pages_attr.attr,
+	&target_node_attr.attr,
+	&steer_pending_attr.attr,
+	&prefetch_attr.attr,
 	NULL,
 };
+
+/* datasets/<id>/counters/<name>: one enum tandem_counter each */
+const char *const tandem_counter_names[__TANDEM_CNT_MAX] = {
+	[TANDEM_CNT_STEERED] = "steered",
+	[TANDEM_CNT_PREFETCHED] = "prefetched",
+	[TANDEM_CNT_PREFETCH_CACHED] = "prefetch_cached",
+	[TANDEM_CNT_MIGRATE_FAILED] = "migrate_failed",
+	[TANDEM_CNT_SKIP_LOCKED] = "skip_locked",
+	[TANDEM_CNT_SKIP_TRUNCATED] = "skip_truncated",
+	[TANDEM_CNT_SKIP_NOT_UPTODATE] = "skip_not_uptodate",
+	[TANDEM_CNT_SKIP_DIRTY] = "skip_dirty",
+	[TANDEM_CNT_SKIP_WRITEBACK] = "skip_writeback",
+	[TANDEM_CNT_SKIP_MAPPED] = "skip_mapped",
+	[TANDEM_CNT_SKIP_PINNED] = "skip_pinned",
+	[TANDEM_CNT_SKIP_PRIVATE] = "skip_private",
+	[TANDEM_CNT_SKIP_LARGE] = "skip_large",
+};
+
+struct tandem_cnt_attr {
+	struct kobj_attribute attr;
+	int idx;
+};
+
+static ssize_t tandem_cnt_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct tandem_cnt_attr *ca = container_of(attr, struct tandem_cnt_attr, attr);
+
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&to_dataset(kobj->parent)->cnt[ca->idx]));
+}
+
+static struct tandem_cnt_attr tandem_cnt_attrs[__TANDEM_CNT_MAX];
+static struct attribute *tandem_cnt_attr_ptrs[__TANDEM_CNT_MAX + 1];
+static const struct attribute_group tandem_cnt_group = {
+	.attrs = tandem_cnt_attr_ptrs,
+};
+
+static void tandem_cnt_attrs_init(void)
+{
+	int i;
+
+	for (i = 0; i < __TANDEM_CNT_MAX; i++) {
+		sysfs_attr_init(&tandem_cnt_attrs[i].attr.attr);
+		tandem_cnt_attrs[i].attr.attr.name = tandem_counter_names[i];
+		tandem_cnt_attrs[i].attr.attr.mode = 0444;
+		tandem_cnt_attrs[i].attr.show = tandem_cnt_show;
+		tandem_cnt_attrs[i].idx = i;
+		tandem_cnt_attr_ptrs[i] = &tandem_cnt_attrs[i].attr.attr;
+	}
+}
 ATTRIBUTE_GROUPS(tandem_dataset);
 
 static void tandem_dataset_release(struct kobject *kobj)
@@ -219,12 +352,29 @@ int tandem_sysfs_dataset_add(struct tandem_dataset *ds)
 	err = kobject_init_and_add(&ds->kobj, &tandem_dataset_ktype,
 				   tandem.datasets_kobj, "%u", ds->id);
 	if (err)
-		kobject_put(&ds->kobj);
+		goto out_put;
+	ds->counters_kobj = kobject_create_and_add("counters", &ds->kobj);
+	if (!ds->counters_kobj) {
+		err = -ENOMEM;
+		goto out_del;
+	}
+	err = sysfs_create_group(ds->counters_kobj, &tandem_cnt_group);
+	if (err)
+		goto out_counters;
+	return 0;
+
+out_counters:
+	kobject_put(ds->counters_kobj);
+out_del:
+	kobject_del(&ds->kobj);
+out_put:
+	kobject_put(&ds->kobj);
 	return err;
 }
 
 void tandem_sysfs_dataset_del(struct tandem_dataset *ds)
 {
+	kobject_put(ds->counters_kobj);
 	kobject_del(&ds->kobj);
 	kobject_put(&ds->kobj);
 }
@@ -233,6 +383,7 @@ int tandem_sysfs_init(void)
 {
 	int err;
 
+	tandem_cnt_attrs_init();
 	tandem.root_kobj = kobject_create_and_add("tandem", kernel_kobj);
 	if (!tandem.root_kobj)
 		return -ENOMEM;

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Steering: move page-cache folios of registered files to the target (CXL)
+ * node.
+ *
+ * A probe on the mm_filemap_add_to_page_cache tracepoint notes, per file,
+ * the range of pages that entered the cache on another node; it only takes a
+ * spinlock and queues work, nothing else on the insertion path. A worker
+ * then migrates the folios of each queued range: allocate on the target
+ * node, copy, replace the page-cache entry (which moves the memcg charge),
+ * add the new folio to the LRU. Only clean, uptodate, unmapped, unpinned
+ * order-0 folios not under writeback, with no private data that cannot be
+ * released, are moved; everything else is skipped and counted by reason.
+ * File contents never change: the folio is locked from the checks through
+ * the replacement, and writers, truncation and faults all take that lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hashtable.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/pagevec.h>
+#include <linux/sched.h>
+#include <linux/swap.h>
+#include <linux/tracepoint.h>
+#include <linux/workqueue.h>
+
+#include "compat.h"
+#include "tandem.h"
+
+#define TANDEM_HASH_BITS	10
+#define TANDEM_RETRY_DELAY	(HZ / 50)
+#define TANDEM_MAX_RETRIES	200
+#define TANDEM_INSERT_DELAY	2	/* jiffies: batch insertion bursts */
+
+static DEFINE_HASHTABLE(tandem_inode_hash, TANDEM_HASH_BITS);
+static DEFINE_SPINLOCK(tandem_steer_lock);
+static LIST_HEAD(tandem_steer_ready);	/* files with a range to steer now */
+static LIST_HEAD(tandem_steer_later);	/* files waiting for locked folios */
+static struct workqueue_struct *tandem_wq;
+static struct delayed_work tandem_steer_work;
+static struct tracepoint *tandem_tp_add;
+static bool tandem_steer_stopping;
+
+/* token bucket of the migration rate cap, worker only */
+static u64 tandem_tokens;
+static unsigned long tandem_tokens_at;
+
+struct workqueue_struct *tandem_workqueue(void)
+{
+	return tandem_wq;
+}
+
+int tandem_dataset_target_node(struct tandem_dataset *ds)
+{
+	int node = READ_ONCE(ds->node);
+
+	return node >= 0 ? node : READ_ONCE(tandem.cxl_node);
+}
+
+static struct tandem_file *tandem_file_lookup_rcu(struct inode *inode)
+{
+	struct tandem_file *f;
+
+	hash_for_each_possible_rcu(tandem_inode_hash, f, hash, (unsigned long)inode)
+		if (f->inode == inode)
+			return f;
+	return NULL;
+}
+
+void tandem_steer_file_add(struct tandem_file *f)
+{
+	lockdep_assert_held(&tandem.lock);
+	hash_add_rcu(tandem_inode_hash, &f->hash, (unsigned long)f->inode);
+}
+
+/* Unregister f from steering; its queue reference is dropped (never the last). */
+void tandem_steer_file_del(struct tandem_file *f)
+{
+	bool was_queued;
+
+	lockdep_assert_held(&tandem.lock);
+	hash_del_rcu(&f->hash);
+	spin_lock_irq(&tandem_steer_lock);
+	f->dead = true;
+	was_queued = f->queued;
+	if (was_queued) {
+		list_del_init(&f->work);
+		f->queued = false;
+	}
+	spin_unlock_irq(&tandem_steer_lock);
+	if (was_queued) {
+		atomic_dec(&f->ds->steer_queued);
+		/* the registry still holds its reference */
+		WARN_ON(refcount_dec_and_test(&f->ref));
+	}
+}
+
+/* Add [start, end] to f's pending range and queue f; atomic context is fine. */
+static void __tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t end,
+				 struct list_head *list)
+{
+	unsigned long flags;
+	bool newly = false;
+
+	spin_lock_irqsave(&tandem_steer_lock, flags);
+	if (f->dead || tandem_steer_stopping) {
+		spin_unlock_irqrestore(&tandem_steer_lock, flags);
+		return;
+	}
+	if (f->pend_start > f->pend_end) {
+		f->pend_start = start;
+		f->pend_end = end;
+	} else {
+		f->pend_start = min(f->pend_start, start);
+		f->pend_end = max(f->pend_end, end);
+	}
+	if (!f->queued) {
+		f->queued = true;
+		refcount_inc(&f->ref);
+		list_add_tail(&f->work, list);
+		newly = true;
+	}
+	spin_unlock_irqrestore(&tandem_steer_lock, flags);
+	if (newly)
+		atomic_inc(&f->ds->steer_queued);
+}
+
+void tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t end)
+{
+	__tandem_steer_queue(f, start, end, &tandem_steer_ready);
+	queue_delayed_work(tandem_wq, &tandem_steer_work, 0);
+}
+
+/* Tracepoint probe: a folio entered the page cache (locked, not yet read). */
+static void tandem_probe_add(void *data, struct folio *folio)
+{
+	struct address_space *mapping = folio->mapping;
+	struct tandem_file *f;
+	int node;
+
+	if (!READ_ONCE(tandem.steer) || !mapping)
+		return;
+	rcu_read_lock();
+	f = tandem_file_lookup_rcu(mapping->host);
+	if (f) {
+		node = tandem_dataset_target_node(f->ds);
+		if (node >= 0 && folio_nid(folio) != node) {
+			__tandem_steer_queue(f, folio->index,
+					     folio->index + folio_nr_pages(folio) - 1,
+					     &tandem_steer_ready);
+			queue_delayed_work(tandem_wq, &tandem_steer_work, TANDEM_INSERT_DELAY);
+		}
+	}
+	rcu_read_unlock();
+}
+
+/* Outcome of one folio, a counter index or one of these. */
+enum { TANDEM_MOVED = -1, TANDEM_IN_PLACE = -2 };
+
+static int tandem_folio_check(struct folio *folio, struct address_space *mapping)
+{
+	if (folio->mapping != mapping)
+		return TANDEM_CNT_SKIP_TRUNCATED;
+	if (!folio_test_uptodate(folio))
+		return TANDEM_CNT_SKIP_NOT_UPTODATE;
+	if (folio_test_dirty(folio))
+		return TANDEM_CNT_SKIP_DIRTY;
+	if (folio_test_writeback(folio))
+		return TANDEM_CNT_SKIP_WRITEBACK;
+	if (folio_mapped(folio))
+		return TANDEM_CNT_SKIP_MAPPED;
+	if (folio_maybe_dma_pinned(folio))
+		return TANDEM_CNT_SKIP_PINNED;
+	if (folio_has_private(folio) && !filemap_release_folio(folio, 0))
+		return TANDEM_CNT_SKIP_PRIVATE;
+	return 0;
+}
+
+/* Move one cached folio to node; see the top of the file for the rules. */
+static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node)
+{
+	struct page *page;
+	struct folio *new;
+	int why;
+
+	if (folio_nid(folio) == node)
+		return TANDEM_IN_PLACE;
+	if (folio_test_large(folio))
+		return TANDEM_CNT_SKIP_LARGE;
+	if (!folio_trylock(folio))
+		return TANDEM_CNT_SKIP_LOCKED;
+	why = tandem_folio_check(folio, mapping);
+	if (why)
+		goto out_unlock;
+	/* no direct reclaim: steering must not push anything else out */
+	page = alloc_pages_node(node, (mapping_gfp_mask(mapping) &
+				       ~(__GFP_FS | __GFP_DIRECT_RECLAIM)) |
+				__GFP_THISNODE | __GFP_NOWARN | __GFP_NORETRY, 0);
+	if (!page) {
+		why = TANDEM_CNT_MIGRATE_FAILED;
+		goto out_unlock;
+	}
+	new = page_folio(page);
+	copy_highpage(page, &folio->page);
+	__folio_set_locked(new);
+	folio_mark_uptodate(new);
+	if (folio_test_referenced(folio))
+		folio_set_referenced(new);
+	if (folio_test_workingset(folio))
+		folio_set_workingset(new);
+	tandem_replace_page_cache(folio, new);
+	folio_add_lru(new);
+	folio_unlock(new);
+	folio_put(new);
+	why = TANDEM_MOVED;
+out_unlock:
+	folio_unlock(folio);
+	return why;
+}
+
+/* Spend the migration rate budget; false when the cap says wait. */
+static bool tandem_rate_take(size_t bytes, unsigned long *wait)
+{
+	u32 kbps = READ_ONCE(tandem.steer_kbps);
+	unsigned long now = jiffies;
+	u64 rate, burst;
+
+	if (!kbps)
+		return true;
+	rate = (u64)kbps * 1024;
+	burst = max_t(u64, rate / 10, 64 * PAGE_SIZE);
+	tandem_tokens = min(burst, tandem_tokens +
+			    rate * jiffies_to_msecs(now - tandem_tokens_at) / 1000);
+	tandem_tokens_at = now;
+	if (tandem_tokens >= bytes) {
+		tandem_tokens -= bytes;
+		return true;
+	}
+	*wait = max(1UL, msecs_to_jiffies(div64_u64((bytes - tandem_tokens) * 1000, rate)));
+	return false;
+}
+
+struct tandem_pass {
+	pgoff_t retry_from;	/* first folio to retry, or ULONG_MAX */
+	pgoff_t stopped_at;	/* rate cap hit here, or ULONG_MAX */
+	unsigned long wait;
+	bool progress;
+};
+
+static void tandem_count(struct tandem_dataset *ds, int what, struct tandem_pass *p,
+			 pgoff_t index)
+{
+	if (what == TANDEM_MOVED) {
+		atomic64_inc(&ds->cnt[TANDEM_CNT_STEERED]);
+		p->progress = true;
+		return;
+	}
+	if (what == TANDEM_IN_PLACE)
+		return;
+	atomic64_inc(&ds->cnt[what]);
+	if (what == TANDEM_CNT_SKIP_LOCKED)
+		p->retry_from = min(p->retry_from, index);
+}
+
+/* Steer the cached folios of f in [start, end]. */
+static void tandem_steer_range(struct tandem_file *f, pgoff_t start, pgoff_t end,
+			       int node, struct tandem_pass *p)
+{
+	struct address_space *mapping = f->inode->i_mapping;
+	struct folio_batch fbatch;
+	pgoff_t index = start;
+	unsigned int i;
+
+	folio_batch_init(&fbatch);
+	while (!READ_ONCE(tandem_steer_stopping) &&
+	       filemap_get_folios(mapping, &index, end, &fbatch)) {
+		for (i = 0; i < folio_batch_count(&fbatch); i++) {
+			struct folio *folio = fbatch.folios[i];
+
+			if (p->stopped_at != ULONG_MAX)
+				break;
+			if (folio_nid(folio) != node &&
+			    !tandem_rate_take(folio_size(folio), &p->wait)) {
+				p->stopped_at = folio->index;
+				break;
+			}
+			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node), p,
+				     folio->index);
+		}
+		folio_batch_release(&fbatch);
+		if (p->stopped_at != ULONG_MAX)
+			break;
+		cond_resched();
+	}
+}
+
+/* Take the next ready file and its range; NULL when none. */
+static struct tandem_file *tandem_steer_next(pgoff_t *start, pgoff_t *end)
+{
+	struct tandem_file *f;
+
+	spin_lock_irq(&tandem_steer_lock);
+	f = list_first_entry_or_null(&tandem_steer_ready, struct tandem_file, work);
+	if (f) {
+		list_del_init(&f->work);
+		f->queued = false;	/* the queue's reference is now ours */
+		*start = f->pend_start;
+		*end = f->pend_end;
+		f->pend_start = 1;
+		f->pend_end = 0;
+	}
+	spin_unlock_irq(&tandem_steer_lock);
+	return f;
+}
+
+static void tandem_steer_file(struct tandem_file *f, pgoff_t start, pgoff_t end,
+			      unsigned long *delay)
+{
+	struct tandem_pass p = { .retry_from = ULONG_MAX, .stopped_at = ULONG_MAX };
+	int node = tandem_dataset_target_node(f->ds);
+
+	if (f->dead || node < 0 || start > end)
+		return;
+	tandem_steer_range(f, start, end, node, &p);
+	if (p.progress)
+		f->retries = 0;
+	if (p.stopped_at != ULONG_MAX) {
+		/* rate cap: the rest comes back first, after the wait */
+		__tandem_steer_queue(f, p.stopped_at, end, &tandem_steer_later);
+		*delay = min(*delay, p.wait);
+	} else if (p.retry_from != ULONG_MAX && f->retries++ < TANDEM_MAX_RETRIES) {
+		__tandem_steer_queue(f, p.retry_from, end, &tandem_steer_later);
+		*delay = min_t(unsigned long, *delay, TANDEM_RETRY_DELAY);
+	}
+}
+
+static void tandem_steer_workfn(struct work_struct *work)
+{
+	unsigned long delay = ULONG_MAX;
+	struct tandem_file *f;
+	pgoff_t start, end;
+
+	while (!READ_ONCE(tandem_steer_stopping) && delay == ULONG_MAX) {
+		f = tandem_steer_next(&start, &end);
+		if (!f)
+			break;
+		tandem_steer_file(f, start, end, &delay);
+		atomic_dec(&f->ds->steer_queued);
+		tandem_file_put(f);
+		cond_resched();
+	}
+	spin_lock_irq(&tandem_steer_lock);
+	list_splice_tail_init(&tandem_steer_later, &tandem_steer_ready);
+	if (!list_empty(&tandem_steer_ready) && !tandem_steer_stopping)
+		queue_delayed_work(tandem_wq, &tandem_steer_work,
+				   delay == ULONG_MAX ? 0 : delay);
+	spin_unlock_irq(&tandem_steer_lock);
+}
+
+/* A full pass over the dataset's cached pages. */
+int tandem_steer_dataset(struct tandem_dataset *ds)
+{
+	struct tandem_file *f;
+	struct rb_node *n;
+
+	lockdep_assert_held(&tandem.lock);
+	if (tandem_dataset_target_node(ds) < 0)
+		return -ENODEV;
+	for (n = rb_first(&ds->files); n; n = rb_next(n)) {
+		f = rb_entry(n, struct tandem_file, node);
+		__tandem_steer_queue(f, 0, ULONG_MAX - 1, &tandem_steer_ready);
+	}
+	queue_delayed_work(tandem_wq, &tandem_steer_work, 0);
+	return 0;
+}
+
+/* Cached pages of the dataset per node, pages[0..nr). */
+void tandem_dataset_node_pages(struct tandem_dataset *ds, u64 *pages, int nr)
+{
+	struct folio_batch fbatch;
+	struct tandem_file *f;
+	struct rb_node *n;
+	pgoff_t index;
+	unsigned int i;
+
+	lockdep_assert_held(&tandem.lock);
+	folio_batch_init(&fbatch);
+	for (n = rb_first(&ds->files); n; n = rb_next(n)) {
+		f = rb_entry(n, struct tandem_file, node);
+		index = 0;
+		while (filemap_get_folios(f->inode->i_mapping, &index, ULONG_MAX - 1, &fbatch)) {
+			for (i = 0; i < folio_batch_count(&fbatch); i++) {
+				int nid = folio_nid(fbatch.folios[i]);
+
+				if (nid < nr)
+					pages[nid] += folio_nr_pages(fbatch.folios[i]);
+			}
+			folio_batch_release(&fbatch);
+			cond_resched();
+		}
+	}
+}
+
+static void tandem_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "mm_filemap_add_to_page_cache"))
+		tandem_tp_add = tp;
+}
+
+int tandem_steer_init(void)
+{
+	int err;
+
+	tandem_wq = alloc_workqueue("tandem", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!tandem_wq)
+		return -ENOMEM;
+	INIT_DELAYED_WORK(&tandem_steer_work, tandem_steer_workfn);
+	/* the tracepoint is not exported to modules: find it by name */
+	for_each_kernel_tracepoint(tandem_find_tp, NULL);
+	if (!tandem_tp_add) {
+		pr_err("tracepoint mm_filemap_add_to_page_cache not found\n");
+		err = -ENOENT;
+		goto out_wq;
+	}
+	err = tracepoint_probe_register(tandem_tp_add, tandem_probe_add, NULL);
+	if (err)
+		goto out_wq;
+	return 0;
+
+out_wq:
+	destroy_workqueue(tandem_wq);
+	return err;
+}
+
+/* Stop the probe and the worker; queued files keep their references. */
+void tandem_steer_stop(void)
+{
+	tracepoint_probe_unregister(tandem_tp_add, tandem_probe_add, NULL);
+	tracepoint_synchronize_unregister();
+	spin_lock_irq(&tandem_steer_lock);
+	WRITE_ONCE(tandem_steer_stopping, true);
+	spin_unlock_irq(&tandem_steer_lock);
+	cancel_delayed_work_sync(&tandem_steer_work);
+}
+
+/* After tandem_steer_stop() and the registry teardown. */
+void tandem_steer_exit(void)
+{
+	destroy_workqueue(tandem_wq);
+}
