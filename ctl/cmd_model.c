@@ -198,9 +198,34 @@ static int model_run_cmd(struct model_cmd *c, struct model *m, struct mo_report 
 	return mo_search(m, r, c->sgrid, c->min_gain);
 }
 
+/*
+ * When CXL capacity is known and steering was not forced either way, show
+ * what the schedule would give without steering too.
+ */
+static int model_without_steering(struct model_cmd *c, const struct profile *p,
+				  struct model **alt_m, struct mo_report *alt)
+{
+	double cxl = c->args.cxl_cache >= 0 ? c->args.cxl_cache : p->cache_cxl;
+	struct model_inst inst[MODEL_MAX_INST];
+	struct model_args a = c->args;
+	struct model_sys sys;
+	char err[256];
+	int n, ret;
+
+	if (!(cxl > 0) || c->args.steer >= 0 || !c->search)
+		return 0;
+	a.steer = 0;
+	ret = model_args_build(&a, p, &sys, inst, &n, err, sizeof(err));
+	ret = ret ?: model_new(&sys, inst, n, alt_m, err, sizeof(err));
+	if (ret)
+		return ctl_err("%s", err), ret;
+	return mo_search(*alt_m, alt, c->sgrid, c->min_gain);
+}
+
 int cmd_model_show(int argc, char **argv)
 {
-	struct mo_report r = { 0 };
+	struct mo_report r = { 0 }, alt = { 0 };
+	struct model *alt_m = NULL;
 	struct model_inst inst[MODEL_MAX_INST];
 	struct model_sys sys;
 	struct model_cmd c;
@@ -224,15 +249,18 @@ int cmd_model_show(int argc, char **argv)
 		goto free_profile;
 	}
 	ret = model_run_cmd(&c, m, &r);
+	ret = ret ?: model_without_steering(&c, &p, &alt_m, &alt);
 	if (ret) {
 		ctl_err("model: simulation failed (%s)", strerror(-ret));
 		goto free_model;
 	}
-	mo_print(m, &p, &r);
+	mo_print(m, &p, &r, alt_m, &alt);
 	if (c.plot)
 		ret = mo_plot(c.plot, c.measured, m, &r);
 free_model:
 	mo_report_free(&r);
+	mo_report_free(&alt);
+	model_free(alt_m);
 	model_free(m);
 free_profile:
 	profile_free(&p);

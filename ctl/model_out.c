@@ -199,7 +199,26 @@ static void print_best(const struct mo_report *r)
 	out_obj_close();
 }
 
-void mo_print(const struct model *m, const struct profile *p, const struct mo_report *r)
+static void print_alt(const struct model *m, const struct model *alt_m,
+		      const struct mo_report *r, const struct mo_report *alt)
+{
+	char b[32];
+
+	out_obj_open("without_steering");
+	out_double("cache_bytes", NULL, model_sys_of(alt_m)->cache);
+	out_text("without CXL steering (cache %s): ",
+		 units_fmt_size(model_sys_of(alt_m)->cache, b, sizeof(b)));
+	print_vector("delta_s", "best release", alt->best, alt->n);
+	out_double("makespan_s", ": M = %.2f s", alt->best_m);
+	out_double("simultaneous_s", ", simultaneous %.2f s", alt->m0);
+	out_double("steering_gain", "; steering saves %.1f%%\n",
+		   alt->best_m > 0 ? (alt->best_m - r->best_m) / alt->best_m * 100 : 0);
+	out_obj_close();
+	(void)m;
+}
+
+void mo_print(const struct model *m, const struct profile *p, const struct mo_report *r,
+	      const struct model *alt_m, const struct mo_report *alt)
 {
 	out_obj_open(NULL);
 	print_input(m, p);
@@ -208,6 +227,8 @@ void mo_print(const struct model *m, const struct profile *p, const struct mo_re
 		print_grid(r);
 	if (r->searched)
 		print_best(r);
+	if (alt && alt->searched)
+		print_alt(m, alt_m, r, alt);
 	out_obj_close();
 }
 

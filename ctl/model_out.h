@@ -45,7 +45,9 @@ int mo_solo_all(struct model *m, struct mo_report *r, double *horizon);
 int mo_eval_grid(struct model *m, struct mo_report *r);
 /* model_best(), then the advice: stagger only when it gains >= min_gain */
 int mo_search(struct model *m, struct mo_report *r, unsigned grid, double min_gain);
-void mo_print(const struct model *m, const struct profile *p, const struct mo_report *r);
+/* alt (may be NULL): the same search without CXL steering, model alt_m */
+void mo_print(const struct model *m, const struct profile *p, const struct mo_report *r,
+	      const struct model *alt_m, const struct mo_report *alt);
 /* gnuplot: M over the grid, the best point, and measured "x,M" points */
 int mo_plot(const char *path, const char *measured, const struct model *m,
 	    const struct mo_report *r);

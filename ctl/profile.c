@@ -470,8 +470,8 @@ static uint32_t default_extents(uint64_t files)
 static int build_sys(const struct model_args *a, const struct profile *p,
 		     struct model_sys *sys, char *err, size_t errlen)
 {
-	bool steer = a->steer >= 0 ? a->steer : p->cxl_node >= 0;
 	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl;
+	bool steer = a->steer >= 0 ? a->steer : cxl > 0;
 
 	memset(sys, 0, sizeof(*sys));
 	sys->dataset = a->dataset > 0 ? a->dataset : p->dataset_bytes;
