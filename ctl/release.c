@@ -143,6 +143,7 @@ static void child_exec(struct rel_inst *in, int gate, const sigset_t *old)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);	/* ignored dispositions survive exec */
 	sigprocmask(SIG_SETMASK, old, NULL);
 	if (read(gate, &c, 1) != 1)
 		_exit(126);	/* tandemctl went away before the release */
@@ -411,6 +412,7 @@ static void collect_stats(struct rel_run *r)
 
 int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset *ds)
 {
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	sigset_t set = rel_sigs(), old;
 	int err;
 
@@ -423,11 +425,14 @@ int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset 
 	/* orphans of the instances come to us, so none can outlive the run */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
 		return -errno;
+	/* an instance killed before its release must not take us along (EPIPE) */
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	r->t0 = now_s();
 	err = supervise(r, &set, &old);
 	cleanup(r);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 	for (int i = 0; i < r->n; i++)
 		if (r->inst[i].state == REL_EXITED)
