@@ -320,6 +320,32 @@ TEST(design_table_qualitative)
 	model_free(m);
 }
 
+/*
+ * Preprocessing CPUs are shared max-min fairly. Dataset resident, one CPU:
+ * A needs 0.25 CPU at its 100 MiB/s and gets it (6 s for 600 MiB); B would
+ * need 1 CPU and gets the other 0.75: 75 MiB/s for 6 s (450 MiB), then the
+ * whole CPU, 100 MiB/s for the last 150 MiB: 7.5 s.
+ */
+TEST(cpu_shares_are_max_min_fair)
+{
+	struct model_sys sys = { .dataset = 600 * MiB, .extents = 600, .cache = 600 * MiB,
+				 .bw = { 50 * MiB }, .nbw = 1, .warm = true, .ncpu = 1 };
+	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
+				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+
+	in[0].cpu_per_byte = 0.25 / (100 * MiB);
+	in[1].cpu_per_byte = 1.0 / (100 * MiB);
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[0].end - 6.0), 0.01) TH_LOG("A ends at %.3f", r.inst[0].end);
+	EXPECT_LT(fabs(r.inst[1].end - 7.5), 0.01) TH_LOG("B ends at %.3f", r.inst[1].end);
+	model_free(m);
+}
+
 TEST(bad_input_is_rejected)
 {
 	struct model_sys sys = { .dataset = 600 * MiB, .cache = 0, .bw = { 50 * MiB }, .nbw = 1 };
