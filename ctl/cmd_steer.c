@@ -291,7 +291,9 @@ static int prefetch_cancel(uint32_t id)
 /* Wait for the prefetch to end; Ctrl-C cancels it. */
 static int prefetch_wait(uint32_t id, struct dataset_state *st)
 {
-	bool tty = isatty(STDERR_FILENO) && !opt_json, cancelled = false;
+	const char *term = getenv("TERM");
+	bool tty = isatty(STDERR_FILENO) && !opt_json && term && strcmp(term, "dumb");
+	bool cancelled = false;
 	struct sigaction sa = { .sa_handler = on_sigint };
 	int err;
 

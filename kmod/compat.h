@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Kernel-version differences of tandem.ko, all in one place. The module is
+ * Kernel-version differences of tandem.ko, all in one place (the only place
+ * LINUX_VERSION_CODE is used; checkpatch is told so). The module is
  * built and tested against Debian 12's 6.1; each entry names the change that
  * makes newer kernels differ.
  */

@@ -184,6 +184,7 @@ static int tandem_pf_file(struct tandem_prefetch *pf, struct tandem_file *f)
 
 static void tandem_pf_info(struct tandem_prefetch *pf, struct tandem_prefetch_info *info)
 {
+	/* pairs with the release in tandem_pf_workfn(): end time after state */
 	info->state = smp_load_acquire(&pf->state);
 	info->pages_done = atomic64_read(&pf->pages_done);
 	info->pages_total = pf->pages_total;

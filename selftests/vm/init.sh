@@ -23,7 +23,7 @@ TESTS=$(arg tests); TESTS=${TESTS:-*}
 TIMEOUT=$(arg timeout); TIMEOUT=${TIMEOUT:-300}
 SCRIPT=$(arg script)
 export VM_MODE=$(arg mode)
-export TANDEM_KO=/lib/tandem/tandem.ko DATA=/mnt/data TANDEM_VM=1
+export TANDEM_KO=/lib/tandem/tandem.ko DATA=/mnt/data TANDEM_VM=1 TERM=dumb
 
 while read -r m; do
 	[ -n "$m" ] && insmod "$m" 2>/dev/null

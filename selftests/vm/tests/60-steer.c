@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Steering and prefetch in the VM (node 1 = CPU-less memory). Ground truth
+ * comes from the kernel and the data, not from tandem.ko's counters: page
+ * placement from move_pages(2) and node meminfo, contents from a pattern
+ * every byte of which is known, bytes read from /proc/diskstats.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "dataset.h"
+
+#define DIR_	"/mnt/data/steer"
+#define NFILES	8
+#define FSIZE	(4 << 20)
+#define SEED	0x7a6d656e
+#define ALT	0xd1a7
+#define DS_	"/sys/kernel/tandem/datasets/1"
+
+static const char *ko(void)
+{
+	return getenv("TANDEM_KO") ?: "/lib/tandem/tandem.ko";
+}
+
+static void path_of(char *p, size_t len, int k)
+{
+	snprintf(p, len, DIR_ "/f%d", k);
+}
+
+/* load with params, write the dataset, register it as dataset 1 */
+static int setup(const char *params, int nfiles, size_t fsize)
+{
+	char p[64];
+
+	sh("rmmod tandem 2>/dev/null; rm -rf " DIR_ "; mkdir -p " DIR_);
+	for (int k = 0; k < nfiles; k++) {
+		path_of(p, sizeof(p), k);
+		if (ds_write(p, SEED, k, fsize))
+			return -1;
+	}
+	if (sh("insmod %s %s", ko(), params))
+		return -1;
+	drop_caches();
+	return sh("tandemctl dataset add steer " DIR_ " >/dev/null");
+}
+
+static void read_all(int nfiles)
+{
+	char p[64];
+
+	for (int k = 0; k < nfiles; k++) {
+		path_of(p, sizeof(p), k);
+		sh("cat %s > /dev/null", p);
+	}
+}
+
+static int wait_steered(double timeout)
+{
+	double t0 = mono_s();
+
+	usleep(50000);	/* the insertion probe batches for a couple of jiffies */
+	while (read_long(DS_ "/steer_pending") != 0)
+		if (mono_s() - t0 > timeout)
+			return -1;
+		else
+			usleep(20000);
+	return 0;
+}
+
+/* pages of the dataset per node, by move_pages(2) */
+static long nodes_of_all(int nfiles, long *nodes)
+{
+	long one[4], total = 0;
+	char p[64];
+
+	memset(nodes, 0, sizeof(*nodes) * 4);
+	for (int k = 0; k < nfiles; k++) {
+		path_of(p, sizeof(p), k);
+		total += ds_page_nodes(p, one, 4);
+		for (int n = 0; n < 4; n++)
+			nodes[n] += one[n];
+	}
+	return total;
+}
+
+static long check_all(int nfiles, size_t fsize)
+{
+	long bad = 0;
+	char p[64];
+
+	for (int k = 0; k < nfiles; k++) {
+		path_of(p, sizeof(p), k);
+		bad += ds_check(p, SEED, k, fsize);
+	}
+	return bad;
+}
+
+#define PAGES_ALL ((long)NFILES * FSIZE / 4096)
+
+TEST(full_pass_moves_cached_pages_to_node1)
+{
+	long nodes[4], file1_before, file1_after;
+
+	ASSERT_EQ(0, setup("steer=1", NFILES, FSIZE));
+	sh("echo 0 > /sys/kernel/tandem/steer");	/* read onto node 0 first */
+	read_all(NFILES);
+	file1_before = node_meminfo_kb(1, "FilePages");
+	sh("echo 1 > /sys/kernel/tandem/steer");
+	ASSERT_EQ(0, sh("tandemctl steer steer > /dev/null"));
+	file1_after = node_meminfo_kb(1, "FilePages");
+	EXPECT_GE(file1_after - file1_before, PAGES_ALL * 4 * 95 / 100);
+	EXPECT_EQ(PAGES_ALL, nodes_of_all(NFILES, nodes));
+	EXPECT_EQ(PAGES_ALL, nodes[1]);
+	EXPECT_EQ(0, check_all(NFILES, FSIZE));
+	drop_caches();	/* and from storage again: still the same bytes */
+	EXPECT_EQ(0, check_all(NFILES, FSIZE));
+}
+
+TEST(pages_entering_the_cache_are_steered)
+{
+	long nodes[4];
+
+	ASSERT_EQ(0, setup("", NFILES, FSIZE));
+	read_all(NFILES);
+	ASSERT_EQ(0, wait_steered(120));
+	EXPECT_EQ(PAGES_ALL, nodes_of_all(NFILES, nodes));
+	EXPECT_EQ(PAGES_ALL, nodes[1]);
+	EXPECT_EQ(0, check_all(NFILES, FSIZE));
+}
+
+TEST(disabled_by_cxl_node_minus_2_nothing_moves)
+{
+	long nodes[4];
+
+	ASSERT_EQ(0, setup("cxl_node=-2", NFILES, FSIZE));
+	read_all(NFILES);
+	usleep(300000);
+	EXPECT_NE(0, sh("tandemctl steer steer 2>/dev/null"));
+	usleep(300000);
+	EXPECT_EQ(PAGES_ALL, nodes_of_all(NFILES, nodes));
+	EXPECT_EQ(0, nodes[1]);
+}
+
+TEST(disabled_by_steer_0_nothing_moves)
+{
+	long nodes[4];
+
+	ASSERT_EQ(0, setup("steer=0", NFILES, FSIZE));
+	read_all(NFILES);
+	usleep(300000);
+	EXPECT_NE(0, sh("tandemctl steer steer 2>/dev/null"));
+	usleep(300000);
+	EXPECT_EQ(PAGES_ALL, nodes_of_all(NFILES, nodes));
+	EXPECT_EQ(0, nodes[1]);
+}
+
+TEST(mapped_and_dirty_pages_are_left_alone)
+{
+	long nodes[4], pg = 4096, bad;
+	char p[64];
+	int fd;
+
+	ASSERT_EQ(0, setup("steer=0", 2, FSIZE));
+	read_all(2);
+	/* file 0: the first half mapped and touched; file 1: 64 pages dirtied */
+	path_of(p, sizeof(p), 0);
+	fd = open(p, O_RDONLY);
+	ASSERT_GE(fd, 0);
+	volatile char *map = mmap(NULL, FSIZE / 2, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	for (long i = 0; i < FSIZE / 2; i += pg)
+		(void)map[i];
+	close(fd);
+	path_of(p, sizeof(p), 1);
+	fd = open(p, O_WRONLY);
+	ASSERT_GE(fd, 0);
+	static uint64_t buf[64 * 512];
+	ds_fill(buf, 64 * 512, ALT, 1, 0);
+	ASSERT_EQ(64 * pg, pwrite(fd, buf, 64 * pg, 0));
+	close(fd);
+	sh("echo 1 > /sys/kernel/tandem/steer");
+	ASSERT_EQ(0, sh("tandemctl steer steer > /dev/null"));
+	/* the mapped half stays on node 0, the rest of file 0 moved */
+	path_of(p, sizeof(p), 0);
+	EXPECT_EQ(FSIZE / pg, ds_page_nodes(p, nodes, 4));
+	EXPECT_EQ(FSIZE / pg / 2, nodes[0]);
+	munmap((void *)map, FSIZE / 2);
+	/* dirty pages stay where they were, and the written data is intact */
+	path_of(p, sizeof(p), 1);
+	EXPECT_EQ(FSIZE / pg, ds_page_nodes(p, nodes, 4));
+	EXPECT_EQ(64, nodes[0]);
+	fd = open(p, O_RDONLY);
+	bad = ds_check_fd(fd, SEED, 1, 0, FSIZE, ALT, 0, 64 * pg);
+	close(fd);
+	EXPECT_EQ(0, bad);
+	EXPECT_GT(read_long(DS_ "/counters/skip_mapped"), 0);
+	EXPECT_GT(read_long(DS_ "/counters/skip_dirty"), 0);
+}
+
+/* a reader checking every byte it reads until told to stop */
+static void reader(int nfiles, int rounds_fd)
+{
+	long bad = 0, rounds = 0;
+	char p[64];
+
+	while (getppid() != 1) {
+		/* files 0-1 are changed and file nfiles-1 unlinked below */
+		for (int k = 2; k < nfiles - 1; k++) {
+			long b;
+
+			path_of(p, sizeof(p), k);
+			b = ds_check(p, SEED, k, FSIZE);
+			bad += b < 0 ? 1 : b;
+		}
+		rounds++;
+		if (write(rounds_fd, &bad, sizeof(bad)) < 0)
+			break;
+		if (bad)
+			break;
+	}
+	_exit(bad ? 1 : 0);
+}
+
+TEST(integrity_under_readers_writer_truncate_unlink_and_rmmod)
+{
+	static uint64_t buf[4096 / 8];
+	pid_t readers[2], writer;
+	int pipes[2], fd_unlinked, status, k;
+	long bad, pg = 4096;
+	char p[64];
+
+	ASSERT_EQ(0, setup("", NFILES, FSIZE));
+	ASSERT_EQ(0, pipe(pipes));
+	for (k = 0; k < 2; k++) {
+		readers[k] = fork();
+		if (!readers[k])
+			reader(NFILES, pipes[1]);
+	}
+	/* a writer dirtying every 16th page of file 0 with another pattern */
+	writer = fork();
+	if (!writer) {
+		int fd;
+
+		path_of(p, sizeof(p), 0);
+		fd = open(p, O_WRONLY);
+		for (int round = 0; round < 20; round++)
+			for (long off = 0; off < FSIZE; off += 16 * pg) {
+				ds_fill(buf, pg / 8, ALT, 0, off / 8);
+				if (pwrite(fd, buf, pg, off) != pg)
+					_exit(1);
+			}
+		close(fd);
+		_exit(0);
+	}
+	/* file 7 unlinked while open, file 1 truncated, during passes */
+	path_of(p, sizeof(p), 7);
+	fd_unlinked = open(p, O_RDONLY);
+	ASSERT_GE(fd_unlinked, 0);
+	for (int round = 0; round < 6; round++) {
+		sh("tandemctl steer --no-wait steer > /dev/null");
+		if (round == 1)
+			unlink(p);
+		if (round == 2) {
+			path_of(p, sizeof(p), 1);
+			ASSERT_EQ(0, truncate(p, FSIZE / 2 + 100 * 8));
+		}
+		if (round == 4)
+			drop_caches();
+		read_all(NFILES - 1);
+		usleep(100000);
+	}
+	/* unload in the middle of a pass */
+	sh("echo 3 > /proc/sys/vm/drop_caches");
+	read_all(NFILES - 1);
+	sh("tandemctl steer --no-wait steer > /dev/null");
+	EXPECT_EQ(0, sh("rmmod tandem"));
+	EXPECT_EQ(0, waitpid(writer, &status, 0) < 0 ? -1 : WEXITSTATUS(status));
+	for (k = 0; k < 2; k++) {
+		kill(readers[k], SIGKILL);
+		waitpid(readers[k], &status, 0);
+		EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status));
+	}
+	/* every byte, in the cache and from storage */
+	for (int pass = 0; pass < 2; pass++) {
+		path_of(p, sizeof(p), 0);
+		int fd = open(p, O_RDONLY);
+
+		bad = 0;
+		for (long off = 0; off < FSIZE; off += pg)
+			bad += ds_check_fd(fd, off % (16 * pg) ? SEED : ALT, 0, off, pg, 0, 0, 0);
+		close(fd);
+		EXPECT_EQ(0, bad);
+		path_of(p, sizeof(p), 1);
+		EXPECT_EQ(0, ds_check(p, SEED, 1, FSIZE / 2 + 100 * 8));
+		struct stat st;
+		EXPECT_EQ(0, stat(p, &st));
+		EXPECT_EQ(FSIZE / 2 + 100 * 8, st.st_size);
+		for (k = 2; k < NFILES - 1; k++) {
+			path_of(p, sizeof(p), k);
+			EXPECT_EQ(0, ds_check(p, SEED, k, FSIZE));
+		}
+		EXPECT_EQ(0, ds_check_fd(fd_unlinked, SEED, 7, 0, FSIZE, 0, 0, 0));
+		drop_caches();
+	}
+	close(fd_unlinked);
+}
+
+static long disk_read_bytes(void)
+{
+	char line[256], dev[32];
+	unsigned long long sectors = 0, v[4];
+	FILE *f = fopen("/proc/diskstats", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*u %*u %31s %llu %llu %llu", dev, &v[0], &v[1], &v[2]) == 4 &&
+		    !strcmp(dev, "vda"))
+			sectors = v[2];
+	if (f)
+		fclose(f);
+	return sectors * 512;
+}
+
+TEST(prefetch_places_pages_on_node1_without_migration)
+{
+	long nodes[4], file1_before;
+
+	ASSERT_EQ(0, setup("", NFILES, FSIZE));
+	file1_before = node_meminfo_kb(1, "FilePages");
+	ASSERT_EQ(0, sh("tandemctl prefetch steer > /dev/null"));
+	usleep(200000);	/* the last reads complete */
+	EXPECT_EQ(0, read_long(DS_ "/counters/steered"));
+	EXPECT_GE(node_meminfo_kb(1, "FilePages") - file1_before, PAGES_ALL * 4 * 95 / 100);
+	EXPECT_EQ(PAGES_ALL, nodes_of_all(NFILES, nodes));
+	EXPECT_EQ(PAGES_ALL, nodes[1]);
+	EXPECT_EQ(0, read_long(DS_ "/counters/steered"));
+	EXPECT_EQ(0, check_all(NFILES, FSIZE));
+	/* again: everything is cached, nothing is read */
+	ASSERT_EQ(0, sh("tandemctl prefetch steer > /dev/null"));
+	EXPECT_EQ(PAGES_ALL, read_long(DS_ "/counters/prefetch_cached"));
+}
+
+TEST(prefetch_respects_the_rate_cap)
+{
+	long bytes0, bytes;
+	double t0, secs, rate, cap = 10e6;
+
+	ASSERT_EQ(0, setup("", 12, FSIZE));	/* 48 MiB */
+	bytes0 = disk_read_bytes();
+	t0 = mono_s();
+	ASSERT_EQ(0, sh("tandemctl prefetch --rate 10 steer > /dev/null"));
+	secs = mono_s() - t0;
+	usleep(300000);
+	bytes = disk_read_bytes() - bytes0;
+	rate = bytes / secs;
+	TH_LOG("read %ld bytes in %.2f s: %.2f MB/s against a 10 MB/s cap", bytes, secs, rate / 1e6);
+	EXPECT_GE(bytes, 12L * FSIZE);
+	EXPECT_LE(rate, cap * 1.10);
+	EXPECT_GE(rate, cap * 0.90);
+}
+
+TEST(prefetch_can_be_cancelled)
+{
+	long done;
+
+	ASSERT_EQ(0, setup("", NFILES, FSIZE));
+	ASSERT_EQ(0, sh("tandemctl prefetch --rate 2 --no-wait steer"));
+	usleep(500000);
+	ASSERT_EQ(0, sh("tandemctl prefetch cancel steer"));
+	usleep(300000);
+	EXPECT_EQ(0, sh("grep -q '^cancelled ' " DS_ "/prefetch"));
+	done = read_long(DS_ "/counters/prefetched");
+	EXPECT_LT(done, PAGES_ALL / 2);
+	EXPECT_EQ(0, check_all(NFILES, FSIZE));
+}
+
+TEST_HARNESS_MAIN
