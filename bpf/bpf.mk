@@ -14,7 +14,7 @@ BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 BPF_HDRS    := $(wildcard bpf/*.h)
 
 CTL_LDLIBS  += -lbpf -lelf -lz
-ALL_TARGETS += $(B)/gen/tracker.skel.h
+ALL_TARGETS += $(B)/gen/tracker.skel.h $(B)/bench/cachestat $(B)/bench/seqread
 
 $(B)/gen/vmlinux.h:
 	@mkdir -p $(dir $@)
@@ -50,3 +50,7 @@ $(B)/bench/cachestat: bench/tracker/cachestat.c $(B)/gen/cachestat.skel.h
 
 # keep the objects between the compile and the skeleton steps
 .SECONDARY: $(B)/bpf/tracker.bpf.o $(B)/bpf/cachestat.bpf.o
+
+$(B)/bench/seqread: bench/tracker/seqread.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<

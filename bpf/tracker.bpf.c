@@ -167,6 +167,27 @@ lookup_file(struct address_space *mapping)
 	return bpf_map_lookup_elem(&files, &key);
 }
 
+/*
+ * The same for tracepoint and fentry programs, whose arguments are BTF
+ * pointers: plain loads (the verifier guards them) instead of helper calls.
+ * This is the check every read of every file pays, so it is kept cheap.
+ */
+static __always_inline struct tandem_trk_file *
+lookup_file_btf(struct address_space *mapping)
+{
+	struct tandem_trk_file_key key = {};
+	struct inode *host;
+
+	if (!mapping)
+		return NULL;
+	host = mapping->host;
+	if (!host)
+		return NULL;
+	key.dev = host->i_sb->s_dev;
+	key.ino = host->i_ino;
+	return bpf_map_lookup_elem(&files, &key);
+}
+
 /* index of the last page that exists in the file now, or -1 for empty */
 static __always_inline __s64 eof_page(struct address_space *mapping)
 {
@@ -270,7 +291,7 @@ static long evict_one(__u32 i, void *data)
 static __always_inline __u32 folio_target(struct folio *folio,
 					  struct folio_ctx *fc)
 {
-	struct tandem_trk_file *f = lookup_file(BPF_CORE_READ(folio, mapping));
+	struct tandem_trk_file *f = lookup_file_btf(folio->mapping);
 	__u64 index;
 	__u32 nr;
 
@@ -337,11 +358,13 @@ int BPF_PROG(trk_tp_evict, struct folio *folio)
 /* ---- accesses: a range of cached pages read or mapped by a job ---- */
 
 struct access_ctx {
-	__u64 key;		/* state key of the first page */
-	__u64 mapper;		/* mapping stamp, for mmap dedup; 0 = no dedup */
+	__u64 base;		/* file_id << 32 */
+	__u64 first;		/* first page of the range */
+	__u64 next;		/* read_segment: first page not yet counted */
+	__u64 last;		/* last page of the range */
+	__u64 mapper;		/* mmap: mapping stamp for dedup; 0 for reads */
 	__u32 job;
 	__u32 dataset;
-	__u32 count_unknown;	/* the pages are known to be cached */
 	__u32 first_access;
 	__u32 own;
 	__u32 shared;
@@ -350,59 +373,102 @@ struct access_ctx {
 	__u32 run;		/* its length: one matrix update per run */
 };
 
-static __always_inline void count_shared(struct access_ctx *ac, __u32 loader)
+static __always_inline void count_shared(struct access_ctx *ac, __u32 loader,
+					 __u32 n)
 {
 	if (loader != ac->loader) {
 		matrix_add(ac->job, ac->loader, ac->dataset, ac->run);
 		ac->loader = loader;
 		ac->run = 0;
 	}
-	ac->run++;
-	ac->shared++;
+	ac->run += n;
+	ac->shared += n;
 }
 
-static long access_one(__u32 i, void *data)
+/* one page of loader LOADER with state ST read or mapped by the job */
+static __always_inline void count_page(struct access_ctx *ac,
+				       struct tandem_trk_page *st)
 {
-	struct access_ctx *ac = data;
-	__u64 key = ac->key + i;
-	struct tandem_trk_page *st;
-
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (!st) {
-		/* cached before tracking began, or its state was overflowed */
-		if (ac->count_unknown) {
-			ac->unknown++;
-			count_shared(ac, 0);
-		}
-		return 0;
-	}
-	if (ac->mapper) {
-		/* fault windows overlap pages this process mapped already */
-		if (st->mapper == ac->mapper)
-			return 0;
-		st->mapper = ac->mapper;
-	}
 	if (st->loader != ac->job) {
-		count_shared(ac, st->loader);
-		return 0;
-	}
-	if (st->flags & TANDEM_TRK_PAGE_FRESH) {
-		/* the read that caused the miss, not a hit */
+		count_shared(ac, st->loader, 1);
+	} else if (st->flags & TANDEM_TRK_PAGE_FRESH) {
+		/* the access that follows the job's own miss: not a hit */
 		st->flags &= ~TANDEM_TRK_PAGE_FRESH;
 		ac->first_access++;
 	} else {
 		ac->own++;
 	}
+}
+
+/*
+ * mmap: page by page. Pages without a state were not cached, so were not
+ * mapped; a page this process mapped already is not counted again.
+ */
+static long map_page(__u32 i, void *data)
+{
+	struct access_ctx *ac = data;
+	__u64 key = ac->base | (ac->first + i);
+	struct tandem_trk_page *st;
+
+	st = bpf_map_lookup_elem(&pages, &key);
+	if (!st || st->mapper == ac->mapper)
+		return 0;
+	st->mapper = ac->mapper;
+	count_page(ac, st);
+	return 0;
+}
+
+/*
+ * read(): every page of the range was copied from the cache, so a page
+ * without a state was cached before tracking began (or lost its state to
+ * the LRU). Cached reads are the hot path: a folio's pages share their
+ * loader, so one lookup serves the whole part of a large folio in the
+ * range when its first and last pages agree; pages still fresh, and folios
+ * whose pages disagree, go page by page.
+ */
+static long read_segment(__u32 i, void *data)
+{
+	struct access_ctx *ac = data;
+	struct tandem_trk_page *st, *end_st;
+	__u64 idx = ac->next, end, key;
+
+	if (idx > ac->last)
+		return 1;
+	key = ac->base | idx;
+	st = bpf_map_lookup_elem(&pages, &key);
+	if (!st) {
+		ac->unknown++;
+		count_shared(ac, 0, 1);
+		ac->next = idx + 1;
+		return 0;
+	}
+	end = (__u64)st->folio_first + st->folio_nr - 1;
+	if (end < idx || end > ac->last)
+		end = end < idx ? idx : ac->last;
+	if (end > idx && !(st->flags & TANDEM_TRK_PAGE_FRESH)) {
+		key = ac->base | end;
+		end_st = bpf_map_lookup_elem(&pages, &key);
+		if (!end_st || end_st->loader != st->loader || end_st->flags != st->flags)
+			end = idx;
+	} else {
+		end = idx;
+	}
+	ac->next = end + 1;
+	if (end == idx)
+		count_page(ac, st);
+	else if (st->loader != ac->job)
+		count_shared(ac, st->loader, end - idx + 1);
+	else
+		ac->own += end - idx + 1;
 	return 0;
 }
 
 static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
-				    __u64 first, __u64 last, __u64 mapper,
-				    bool count_unknown)
+				    __u64 first, __u64 last, __u64 mapper)
 {
 	struct access_ctx ac = {
 		.job = job, .dataset = dataset, .mapper = mapper,
-		.count_unknown = count_unknown,
+		.base = (__u64)file_id << 32, .first = first, .next = first,
 	};
 	struct tandem_trk_counts *c;
 	__u64 n;
@@ -418,8 +484,12 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 		GLOBAL_INC(range_capped, n - MAX_RANGE_PAGES);
 		n = MAX_RANGE_PAGES;
 	}
-	ac.key = ((__u64)file_id << 32) | first;
-	bpf_loop(n, access_one, &ac, 0);
+	ac.last = first + n - 1;
+	/* at most one iteration per page; read_segment stops early */
+	if (mapper)
+		bpf_loop(n, map_page, &ac, 0);
+	else
+		bpf_loop(n, read_segment, &ac, 0);
 	/* the last run; an empty one adds 0 to the (job, 0) entry */
 	matrix_add(job, ac.loader, dataset, ac.run);
 	GLOBAL_INC(access_unknown, ac.unknown);
@@ -436,7 +506,7 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 static __always_inline void pending_flush(struct pending *p, __u32 job)
 {
 	if (p->valid && job)
-		account(job, p->file_id, p->dataset, p->first, p->last, 0, true);
+		account(job, p->file_id, p->dataset, p->first, p->last, 0);
 	p->valid = 0;
 }
 
@@ -452,7 +522,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 
 	if (!job)
 		return 0;
-	f = lookup_file(mapping);
+	f = lookup_file_btf(mapping);
 	if (!f)
 		return 0;
 	p = bpf_task_storage_get(&pending, task, NULL,
@@ -467,7 +537,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	 */
 	if (p->valid && p->file_id == f->file_id && p->req_last == last_index &&
 	    index > p->first && index <= p->last + 1) {
-		account(job, p->file_id, p->dataset, p->first, index - 1, 0, true);
+		account(job, p->file_id, p->dataset, p->first, index - 1, 0);
 		p->first = index;
 		return 0;
 	}
@@ -532,7 +602,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 		lo = first;
 	if (hi > last)
 		hi = last;
-	account(job, f->file_id, f->dataset, lo, hi, 0, true);
+	account(job, f->file_id, f->dataset, lo, hi, 0);
 }
 
 SEC("fexit/filemap_get_pages")
@@ -619,7 +689,7 @@ static __always_inline void map_folios(__u32 job, const struct tandem_trk_file *
 	if (last > (__u64)eof)
 		last = eof;
 	/* pages without a state in the window were not cached: not mapped */
-	account(job, f->file_id, f->dataset, first, last, mapping_stamp(), false);
+	account(job, f->file_id, f->dataset, first, last, mapping_stamp());
 }
 
 SEC("tp_btf/mm_filemap_map_pages")
@@ -631,7 +701,7 @@ int BPF_PROG(trk_tp_map_pages, struct address_space *mapping,
 
 	if (!job)
 		return 0;
-	f = lookup_file(mapping);
+	f = lookup_file_btf(mapping);
 	if (f)
 		map_folios(job, f, start, end, eof_page(mapping));
 	return 0;
@@ -731,7 +801,7 @@ static __always_inline void on_set_pte(struct page *page)
 	if (!f)
 		return;
 	index = tandem_page_index(page);
-	account(job, f->file_id, f->dataset, index, index, 0, true);
+	account(job, f->file_id, f->dataset, index, index, 0);
 }
 
 SEC("fentry/do_set_pte")
