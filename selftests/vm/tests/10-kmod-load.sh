@@ -5,7 +5,7 @@
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 P=/sys/module/tandem/parameters
 S=/sys/kernel/tandem
-ksft_plan 32
+ksft_plan 35
 
 load() { rmmod tandem 2>/dev/null; insmod "$KO" "$@"; }
 
@@ -31,6 +31,7 @@ cxl_node=-2 $S/cxl_node -2
 steer=0 $S/steer 0
 steer=1 $S/steer 1
 prefetch_kbps=10240 $S/prefetch_kbps 10240
+steer_kbps=2048 $S/steer_kbps 2048
 max_datasets=1 $S/max_datasets 1
 max_files=5 $S/max_files 5
 max_datasets=4096 $P/max_datasets 4096
@@ -61,12 +62,13 @@ max_datasets=0 tandem: max_datasets=0 is out of range
 max_datasets=4097 tandem: max_datasets=4097 is out of range
 max_files=0 tandem: max_files=0 is out of range
 prefetch_kbps=4294967295 tandem: prefetch_kbps=4294967295 is out of range
+steer_kbps=4294967295 tandem: steer_kbps=4294967295 is out of range
 steer=maybe invalid for parameter .steer
 EOT
 
 # modinfo: every parameter described with unit and default
 parms=$(/usr/sbin/modinfo -F parm "$KO")
-for p in cxl_node steer prefetch_kbps max_datasets max_files; do
+for p in cxl_node steer prefetch_kbps steer_kbps max_datasets max_files; do
 	line=$(echo "$parms" | grep "^$p:")
 	case $line in
 	*"default: "*) ksft_pass "modinfo describes $p with its default" ;;

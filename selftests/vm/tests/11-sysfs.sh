@@ -5,7 +5,7 @@
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 S=/sys/kernel/tandem
 D=/mnt/data/sysfs-test
-ksft_plan 43
+ksft_plan 51
 
 rmmod tandem 2>/dev/null
 insmod "$KO" || { ksft_fail "load"; ksft_finish; }
@@ -13,7 +13,7 @@ insmod "$KO" || { ksft_fail "load"; ksft_finish; }
 for f in version cxl_node_reason nr_datasets nr_files max_datasets max_files live_objects; do
 	ksft_expect_eq "$f mode" "$(stat -c %a $S/$f 2>/dev/null)" 444
 done
-for f in cxl_node steer prefetch_kbps; do
+for f in cxl_node steer prefetch_kbps steer_kbps; do
 	ksft_expect_eq "$f mode" "$(stat -c %a $S/$f 2>/dev/null)" 644
 done
 ksft_check "datasets/ exists" [ -d $S/datasets ]
@@ -45,12 +45,14 @@ refused steer 2
 refused prefetch_kbps -1
 refused prefetch_kbps abc
 refused prefetch_kbps 999999999999
+refused steer_kbps abc
 accepted cxl_node 0 0
 accepted cxl_node -2 -2
 accepted cxl_node -1 1
 accepted steer 0 0
 accepted steer Y 1
 accepted prefetch_kbps 2048 2048
+accepted steer_kbps 512 512
 refused version 9.9
 ksft_check "version is x.y.z" grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' $S/version
 
@@ -76,7 +78,7 @@ echo 1 >/proc/sys/vm/drop_caches
 id=$(tandemctl -j dataset add sysfs-ds $D | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
 DS=$S/datasets/$id
 ksft_check "datasets/$id exists" [ -d "$DS" ]
-for f in name files pages_cached bytes; do
+for f in name files pages_cached bytes node_pages target_node steer_pending prefetch counters/steered; do
 	ksft_expect_eq "datasets/$id/$f mode" "$(stat -c %a $DS/$f 2>/dev/null)" 444
 done
 ksft_expect_eq "name" "$(cat $DS/name)" sysfs-ds

@@ -319,6 +319,11 @@ TEST_F(nl, unprivileged_state_changes_refused)
 	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_CONFIG_SET, 0);
 	genl_t_put_u8(&self->c.m, TANDEM_A_STEER, 0);
 	EXPECT_EQ(-EPERM, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
+	for (int cmd = TANDEM_CMD_STEER; cmd <= TANDEM_CMD_PREFETCH_CANCEL; cmd++) {
+		genl_t_init(&self->c.m, self->c.s.family, cmd, 0);
+		genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_ID, id);
+		EXPECT_EQ(-EPERM, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
+	}
 	/* reading stays open to everyone */
 	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_DATASET_GET, NLM_F_DUMP);
 	EXPECT_EQ(0, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, count_cb, &n));
@@ -328,6 +333,42 @@ TEST_F(nl, unprivileged_state_changes_refused)
 	/* and sysfs knobs refuse writes without CAP_SYS_ADMIN, even for root */
 	EXPECT_NE(0, sh("echo 0 > /sys/kernel/tandem/steer 2>/dev/null"));
 	EXPECT_EQ(0, sh("grep -qx 1 /sys/kernel/tandem/steer"));
+}
+
+TEST_F(nl, steer_and_prefetch_requests_validated)
+{
+	const char *ok[] = { DIR_ "/a" };
+	struct add_reply a;
+	uint32_t id;
+
+	ASSERT_EQ(0, ds_add(&self->c, "pf", &id));
+	ASSERT_EQ(0, files_add(&self->c, id, ok, 1, &a));
+	/* a node id below -1 is outside the policy */
+	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_STEER, 0);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_ID, id);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_NODE, (uint32_t)-2);
+	EXPECT_EQ(-ERANGE, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
+	/* an offline node */
+	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_STEER, 0);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_ID, id);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_NODE, 9);
+	EXPECT_EQ(-EINVAL, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
+	EXPECT_STREQ("not an online NUMA node with memory", self->c.r.extack);
+	/* prefetch of a file that is not in the dataset */
+	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_PREFETCH, 0);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_ID, id);
+	genl_t_put_str(&self->c.m, TANDEM_A_FILE_PATH, DIR_ "/b");
+	EXPECT_EQ(-ENOENT, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
+	EXPECT_STREQ("file is not in this dataset", self->c.r.extack);
+	/* nothing to cancel */
+	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_PREFETCH_CANCEL, 0);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_ID, id);
+	EXPECT_EQ(-ENOENT, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
+	EXPECT_STREQ("no prefetch of this dataset is running", self->c.r.extack);
+	/* a steering pass of a known dataset is accepted */
+	genl_t_init(&self->c.m, self->c.s.family, TANDEM_CMD_STEER, 0);
+	genl_t_put_u32(&self->c.m, TANDEM_A_DATASET_ID, id);
+	EXPECT_EQ(0, genl_t_xfer(&self->c.s, &self->c.m, &self->c.r, NULL, NULL));
 }
 
 FIXTURE(limits) {
