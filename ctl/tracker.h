@@ -136,6 +136,10 @@ void tracker_snapshot_free(struct tracker_snapshot *s);
 struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *s,
 						 uint32_t job, uint32_t dataset);
 
+/* release-engine hooks for `tandemctl run` (ctl/release.h), not registered */
+struct rel_hooks;
+const struct rel_hooks *tracker_rel_hooks(void);
+
 /* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
 uint64_t tracker_kdev(dev_t dev);
 
