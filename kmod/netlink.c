@@ -115,6 +115,17 @@ out:
 	return err;
 }
 
+/* Send a reply built by the caller, or drop it when building failed. */
+static int tandem_reply_end(struct sk_buff *msg, void *hdr, struct genl_info *info, int err)
+{
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
 static int tandem_dataset_fill(struct sk_buff *skb, struct tandem_dataset *ds)
 {
 	if (nla_put_u32(skb, TANDEM_A_DATASET_ID, ds->id) ||
@@ -207,13 +218,9 @@ static int tandem_nl_dataset_add_doit(struct sk_buff *skb, struct genl_info *inf
 	msg = tandem_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	if (nla_put_u32(msg, TANDEM_A_DATASET_ID, id) ||
-	    nla_put_string(msg, TANDEM_A_DATASET_NAME, nla_data(attr))) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	err = nla_put_u32(msg, TANDEM_A_DATASET_ID, id) ||
+	      nla_put_string(msg, TANDEM_A_DATASET_NAME, nla_data(attr)) ? -EMSGSIZE : 0;
+	return tandem_reply_end(msg, hdr, info, err);
 }
 
 static int tandem_nl_dataset_del_doit(struct sk_buff *skb, struct genl_info *info)
@@ -253,12 +260,7 @@ static int tandem_nl_dataset_get_doit(struct sk_buff *skb, struct genl_info *inf
 		err = tandem_dataset_fill(msg, ds);
 	}
 	mutex_unlock(&tandem.lock);
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	return tandem_reply_end(msg, hdr, info, err);
 }
 
 static int tandem_nl_dataset_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -415,14 +417,10 @@ static int tandem_nl_file_add_doit(struct sk_buff *skb, struct genl_info *info)
 	msg = tandem_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
-	if (nla_put_u32(msg, TANDEM_A_FILES_ADDED, added) ||
-	    nla_put_u32(msg, TANDEM_A_FILES_DUPLICATE, dups) ||
-	    nla_put_u32(msg, TANDEM_A_DATASET_NFILES, nfiles)) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	err = nla_put_u32(msg, TANDEM_A_FILES_ADDED, added) ||
+	      nla_put_u32(msg, TANDEM_A_FILES_DUPLICATE, dups) ||
+	      nla_put_u32(msg, TANDEM_A_DATASET_NFILES, nfiles) ? -EMSGSIZE : 0;
+	return tandem_reply_end(msg, hdr, info, err);
 }
 
 static int tandem_file_fill(struct sk_buff *skb, struct tandem_file *f, char *buf)
@@ -527,12 +525,7 @@ static int tandem_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&tandem.lock);
 	err = tandem_stats_fill(msg);
 	mutex_unlock(&tandem.lock);
-	if (err) {
-		nlmsg_free(msg);
-		return err;
-	}
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
+	return tandem_reply_end(msg, hdr, info, err);
 }
 
 /* All given knobs are applied, or none (an invalid node refuses the request). */

@@ -79,6 +79,21 @@ static ssize_t steer_store(struct kobject *kobj, struct kobj_attribute *attr,
 	return count;
 }
 
+/* A KiB/s rate knob: 0 (unlimited) to max. */
+static ssize_t tandem_kbps_store(u32 *knob, u32 max, const char *buf, size_t count)
+{
+	unsigned int kbps;
+	int err;
+
+	err = tandem_sysfs_may_write();
+	if (err)
+		return err;
+	if (kstrtouint(buf, 0, &kbps) || kbps > max)
+		return -EINVAL;
+	WRITE_ONCE(*knob, kbps);
+	return count;
+}
+
 static ssize_t prefetch_kbps_show(struct kobject *kobj, struct kobj_attribute *attr,
 				  char *buf)
 {
@@ -88,16 +103,7 @@ static ssize_t prefetch_kbps_show(struct kobject *kobj, struct kobj_attribute *a
 static ssize_t prefetch_kbps_store(struct kobject *kobj, struct kobj_attribute *attr,
 				   const char *buf, size_t count)
 {
-	unsigned int kbps;
-	int err;
-
-	err = tandem_sysfs_may_write();
-	if (err)
-		return err;
-	if (kstrtouint(buf, 0, &kbps) || kbps > TANDEM_PREFETCH_KBPS_MAX)
-		return -EINVAL;
-	WRITE_ONCE(tandem.prefetch_kbps, kbps);
-	return count;
+	return tandem_kbps_store(&tandem.prefetch_kbps, TANDEM_PREFETCH_KBPS_MAX, buf, count);
 }
 
 static ssize_t steer_kbps_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
@@ -108,16 +114,7 @@ static ssize_t steer_kbps_show(struct kobject *kobj, struct kobj_attribute *attr
 static ssize_t steer_kbps_store(struct kobject *kobj, struct kobj_attribute *attr,
 				const char *buf, size_t count)
 {
-	unsigned int kbps;
-	int err;
-
-	err = tandem_sysfs_may_write();
-	if (err)
-		return err;
-	if (kstrtouint(buf, 0, &kbps) || kbps > TANDEM_STEER_KBPS_MAX)
-		return -EINVAL;
-	WRITE_ONCE(tandem.steer_kbps, kbps);
-	return count;
+	return tandem_kbps_store(&tandem.steer_kbps, TANDEM_STEER_KBPS_MAX, buf, count);
 }
 
 #define TANDEM_COUNTER_SHOW(_name, _fmt, _expr)					\
