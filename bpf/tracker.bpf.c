@@ -4,8 +4,9 @@
  * into the page cache), read again by the job that loaded them (own hits),
  * read by another job (shared hits, with the loader), and evicted.
  *
- * Hot-path rule: an event on a file that is not a dataset file costs one
- * hash lookup (tasks or files) and returns; no lock, no allocation.
+ * Hot-path rule: an event on a file that is not a dataset file costs at
+ * most two hash lookups (tasks: is the process in a job; files: is this a
+ * dataset file) and returns; no lock, no allocation.
  *
  * Several programs implement each access hook; the loader
  * (ctl/tracker_load.c) keeps exactly one per hook with
@@ -64,8 +65,14 @@ struct {
 	__type(value, struct tandem_trk_dataset);
 } datasets SEC(".maps");
 
+/*
+ * Per-CPU maps cost max_entries x possible CPUs when preallocated; these
+ * allocate an entry the first time a (job, dataset) pair is seen instead,
+ * which happens on dataset events only.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, struct tandem_trk_ckey);
 	__type(value, struct tandem_trk_counts);
@@ -73,6 +80,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, struct tandem_trk_mkey);
 	__type(value, __u64);
@@ -204,7 +212,7 @@ static __always_inline struct tandem_trk_counts *counts_of(__u32 job, __u32 data
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c)
 		return c;
-	/* first event of this (job, dataset): entries come preallocated */
+	/* first event of this (job, dataset) */
 	if (bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&counts, &key)) {
 		GLOBAL_INC(counter_full, 1);
