@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "dataset.h"
+#include "nl.h"
 #include "out.h"
 #include "tracker.h"
 #include "util.h"
@@ -217,6 +219,20 @@ static void print_tracker(const struct tracker_snapshot *s)
 	out_obj_close();
 }
 
+/* With tandem.ko loaded: where each dataset's pages are, steered, prefetched, skips. */
+static int print_residency(void)
+{
+	int err;
+
+	if (tnl_open(true))
+		return 0;
+	out_text("\nresidency (tandem.ko):\n");
+	out_obj_open("residency");
+	err = dataset_residency_print_all();
+	out_obj_close();
+	return err;
+}
+
 static int stats_once(struct tracker *t, const struct stats_filter *f)
 {
 	struct tracker_snapshot s;
@@ -230,6 +246,7 @@ static int stats_once(struct tracker *t, const struct stats_filter *f)
 	print_tracker(&s);
 	print_jobs(&s, f);
 	print_dataset_totals(&s, f);
+	print_residency();
 	out_obj_close();
 	out_finish();
 	tracker_snapshot_free(&s);
@@ -284,6 +301,13 @@ static int cmd_stats(int argc, char **argv)
 	int err;
 
 	err = tracker_open(&t);
+	if (err && !tnl_open(true)) {
+		/* no tracker, but the module: its residency is still worth showing */
+		out_obj_open(NULL);
+		err = print_residency();
+		out_obj_close();
+		return err;
+	}
 	if (err)
 		return err;
 	err = stats_parse(argc, argv, &t, &f, &interval, &count);
