@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tandemctl status: is tandem.ko loaded, which node is the CXL node and why,
- * the knobs, the registry, and the NUMA nodes as the kernel sees them.
+ * the knobs, the registry, the NUMA nodes and memory tiers as the kernel sees
+ * them, and the dax/CXL device behind the CXL node.
  * tandemctl config set: change the knobs over netlink.
  */
 #include <errno.h>
@@ -83,6 +84,7 @@ static int cmd_status(int argc, char **argv)
 		out_text("tandem.ko: not loaded (observability-only: the tracker works without it)\n");
 	}
 	numa_print_nodes(loaded && !err ? s.cxl_node : -2);
+	numa_print_dax(loaded && !err ? s.cxl_node : -2);
 	out_obj_close();
 	return err;
 }

@@ -56,6 +56,11 @@ echo "TAP version 13" >&3
 echo "# rig: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, nodes: $(ls -d /sys/devices/system/node/node* | sed 's/.*node//' | tr '\n' ' ')mode ${VM_MODE:-numa}" >&3
 echo "# rig: boot-to-tests $(cut -d' ' -f1 /proc/uptime) s" >&3
 check_dmesg boot
+if [ -f /tmp/vm-setup.status ]; then	# the mode's setup reports as a test
+	echo "# vm-begin vm-setup-$VM_MODE" >&3
+	cat /tmp/vm-setup.log >&3
+	echo "# vm-end vm-setup-$VM_MODE $(cat /tmp/vm-setup.status)" >&3
+fi
 
 if [ -n "$SCRIPT" ]; then
 	echo "# vm-begin $SCRIPT" >&3

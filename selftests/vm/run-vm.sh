@@ -14,7 +14,17 @@
 #     --tests GLOB     run only tests whose file name matches GLOB
 #     --script FILE    run FILE (sh, in /mnt/data) instead of the tests
 #     --files DIR      copy DIR's contents to /extra in the VM
-#     --mode MODE      memory mode (numa), passed to the guest as VM_MODE
+#     --mode MODE      how node 1's memory reaches the guest (VM_MODE there):
+#                      numa  a plain CPU-less node, same memory tier as DRAM
+#                            (default)
+#                      kmem  an NVDIMM on a memory-less node 1, onlined as
+#                            system RAM by ndctl/daxctl (dax/kmem, a lower
+#                            memory tier, RAM speed)
+#                      cxl   QEMU's emulated CXL type-3 device, onlined by
+#                            cxl/ndctl/daxctl (slow: discovery and migration
+#                            tests only; disk DMA into it hangs the guest)
+#                      Per-mode files: selftests/vm/modes/MODE/{modules.txt,
+#                      extra-bins.txt,setup.sh}
 #     --quiet          do not stream the TAP to stdout
 # Exit status: 0 when every test passed or skipped, the VM finished, and
 # dmesg showed no oops/warning; 1 otherwise. Results per test program go to
@@ -46,6 +56,11 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+case $mode in
+numa|kmem|cxl) ;;
+*) echo "run-vm.sh: --mode numa|kmem|cxl, not '$mode'" >&2; exit 2 ;;
+esac
+modedir=$top/selftests/vm/modes/$mode
 
 vm=$top/$B/vm
 [ -n "${VM_LOGDIR:-}" ] && vm=$VM_LOGDIR/image
@@ -85,8 +100,9 @@ build_image() {
 	chmod +x "$root/init"
 	: >"$root/etc/vm-modules"
 	# shellcheck disable=SC2013
-	for m in $(grep -v '^\s*#' "$top/selftests/vm/modules.txt"); do
-		modprobe -S "$KVER" --show-depends "$m" 2>/dev/null | while read -r line; do
+	for m in $(cat "$top/selftests/vm/modules.txt" "$modedir/modules.txt" 2>/dev/null | grep -v '^\s*#'); do
+		# --ignore-install: libnvdimm's modprobe.d "install" rule hides its insmod line
+		modprobe -S "$KVER" --ignore-install --show-depends "$m" 2>/dev/null | while read -r line; do
 			case $line in insmod\ *) ;; *) continue ;; esac
 			f=$(awk '{print $2}' <<<"$line")
 			grep -qx "$f" "$root/etc/vm-modules" && continue
@@ -97,7 +113,7 @@ build_image() {
 	done
 	cp "$top/kmod/tandem.ko" "$root/lib/tandem/tandem.ko"
 	[ -x "$top/$B/tandemctl" ] && copy_elf "$top/$B/tandemctl" /usr/bin/tandemctl
-	for f in $(grep -v '^\s*#' "$top/selftests/vm/extra-bins.txt"); do
+	for f in $(cat "$top/selftests/vm/extra-bins.txt" "$modedir/extra-bins.txt" 2>/dev/null | grep -v '^\s*#'); do
 		if [ -x "$f" ]; then copy_elf "$f" "$f"; else echo "vm: note: $f not found, not in the image" >&2; fi
 	done
 	for t in "$top"/selftests/vm/tests/*.sh "$top/$B"/vm/tests/*; do
@@ -105,6 +121,11 @@ build_image() {
 		case ${t##*/} in *.d|*.o) continue ;; esac
 		if file -b "$t" | grep -q 'dynamically linked'; then copy_elf "$t" "/tests/${t##*/}"; else cp "$t" "$root/tests/"; fi
 	done
+	if [ -f "$modedir/setup.sh" ]; then
+		cp "$modedir/setup.sh" "$root/etc/vm-setup.sh"
+		chmod +x "$root/etc/vm-setup.sh"
+		cp "$top/selftests/vm/modes/lib.sh" "$root/etc/vm-setup-lib.sh"
+	fi
 	mkdir -p "$root/lib/ksft"
 	cp "$top"/selftests/lib/*.sh "$root/lib/ksft/"
 	[ -n "$files" ] && cp -a "$files/." "$root/extra/"
@@ -126,17 +147,47 @@ tap=$logdir/tap.log
 : >"$console"; : >"$tap"
 append="console=ttyS0 loglevel=5 panic=-1 tandem.timeout=$ttimeout tandem.tests=$tests tandem.mode=$mode"
 [ -n "$script" ] && append="$append tandem.script=$(basename "$script")"
-mem=$((node0 + node1))
+# node 0 (CPUs, RAM) and node 1 (memory only) as the mode wants them
+diskbus=''
+m0=(-object memory-backend-ram,id=m0,size="${node0}M")
+n0=(-numa node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0)
+case $mode in
+numa)
+	machine=(-M pc -m "$((node0 + node1))M" "${m0[@]}"
+		-object memory-backend-ram,id=m1,size="${node1}M"
+		"${n0[@]}" -numa node,nodeid=1,memdev=m1) ;;
+kmem)
+	# dax/kmem onlines whole 128 MiB memory blocks and the namespace keeps
+	# its first MiBs for metadata: one extra block keeps node1 MiB usable
+	nv=$((node1 + 128))
+	machine=(-M pc,nvdimm=on -m "${node0}M,slots=2,maxmem=$((node0 + nv))M" "${m0[@]}"
+		-object memory-backend-ram,id=nv0,size="${nv}M"
+		"${n0[@]}" -numa node,nodeid=1
+		-device nvdimm,memdev=nv0,id=nvdimm0,node=1) ;;
+cxl)
+	# a fresh label area every boot (a stale one fails region assembly);
+	# the second, empty root port keeps the device from reading as zeros
+	# (files, sparse, removed after the run). CXL decodes 256 MiB units and
+	# dax/kmem loses the first 128 MiB block to the namespace's metadata.
+	rm -f "$vm/cxl-lsa0.raw" "$vm/cxl-mem0.raw"
+	cxlmb=$(((node1 + 128 + 255) / 256 * 256))
+	diskbus=,bus=pcie.0	# not behind the CXL host bridge, which takes bridges only
+	machine=(-M q35,cxl=on -m "${node0}M,slots=2,maxmem=$((node0 + 4096))M" "${m0[@]}"
+		-object memory-backend-file,id=cxl-mem0,share=on,mem-path="$vm/cxl-mem0.raw",size="${cxlmb}M"
+		-object memory-backend-file,id=cxl-lsa0,share=on,mem-path="$vm/cxl-lsa0.raw",size=1M
+		"${n0[@]}"
+		-device pxb-cxl,bus_nr=12,bus=pcie.0,id=cxl.1
+		-device cxl-rp,port=0,bus=cxl.1,id=cxl-rp0,chassis=0,slot=2
+		-device cxl-rp,port=1,bus=cxl.1,id=cxl-rp1,chassis=0,slot=3
+		-device cxl-type3,bus=cxl-rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
+		-M cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G) ;;
+esac
 t0=$(date +%s.%N)
-timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel tcg,thread=multi -M pc -cpu max \
-	-smp "$smp" -m "${mem}M" \
-	-object memory-backend-ram,id=m0,size="${node0}M" \
-	-object memory-backend-ram,id=m1,size="${node1}M" \
-	-numa node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0 \
-	-numa node,nodeid=1,memdev=m1 \
+timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
+	-smp "$smp" "${machine[@]}" \
 	-kernel "$kernel" -initrd "$vm/initramfs.cpio" -append "$append" \
 	-drive "file=$img,if=none,id=data,format=raw$throttle" \
-	-device virtio-blk-pci,drive=data \
+	-device "virtio-blk-pci,drive=data$diskbus" \
 	-nic none -no-reboot -display none -monitor none \
 	-serial "file:$console" -serial "file:$tap" &
 qpid=$!
@@ -147,6 +198,7 @@ if [ "$quiet" -eq 0 ]; then
 fi
 wait $qpid
 qstatus=$?
+rm -f "$vm/cxl-lsa0.raw" "$vm/cxl-mem0.raw"
 [ -n "$tailpid" ] && wait "$tailpid" 2>/dev/null
 t1=$(date +%s.%N)
 echo "# vm: qemu exited $qstatus after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
