@@ -120,6 +120,61 @@ TEST(full_pass_moves_cached_pages_to_node1)
 	EXPECT_EQ(0, check_all(NFILES, FSIZE));
 }
 
+/* "file N" of a cgroup's memory.stat, bytes */
+static long memcg_file_bytes(const char *cg)
+{
+	char path[128], line[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "file %ld", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static long node_lru_file_kb(int node)
+{
+	return node_meminfo_kb(node, "Active(file)") + node_meminfo_kb(node, "Inactive(file)");
+}
+
+TEST(memcg_charge_and_lru_follow_the_pages)
+{
+	const char *cg = "/sys/fs/cgroup/tandem-test";
+	long before, after, lru1_before, dataset_kb = PAGES_ALL * 4;
+	char cmd[256];
+
+	ASSERT_EQ(0, setup("steer=0", NFILES, FSIZE));
+	sh("grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup");
+	sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control");
+	sh("rmdir %s 2>/dev/null; mkdir %s", cg, cg);
+	ASSERT_GE(memcg_file_bytes(cg), 0);
+	/* the pages are read, and charged, inside the cgroup */
+	snprintf(cmd, sizeof(cmd), "sh -c 'echo $$ > %s/cgroup.procs; cat " DIR_ "/f* > /dev/null'", cg);
+	ASSERT_EQ(0, system(cmd));
+	before = memcg_file_bytes(cg);
+	EXPECT_GE(before, (long)NFILES * FSIZE * 95 / 100);
+	lru1_before = node_lru_file_kb(1);
+	sh("echo 1 > /sys/kernel/tandem/steer");
+	ASSERT_EQ(0, sh("tandemctl steer steer > /dev/null"));
+	/* the charge moved with the pages: the cgroup's file memory is unchanged */
+	after = memcg_file_bytes(cg);
+	TH_LOG("memcg file: %ld before steering, %ld after; node 1 LRU file +%ld kB",
+	       before, after, node_lru_file_kb(1) - lru1_before);
+	EXPECT_LE(labs(after - before), (long)NFILES * FSIZE / 100);
+	/* the new pages are on node 1's file LRU lists */
+	EXPECT_GE(node_lru_file_kb(1) - lru1_before, dataset_kb * 95 / 100);
+	/* and reclaimable from there: dropping caches frees them and the charge */
+	drop_caches();
+	EXPECT_LT(memcg_file_bytes(cg), (long)NFILES * FSIZE / 20);
+	EXPECT_LT(node_meminfo_kb(1, "FilePages"), dataset_kb / 20);
+	sh("rmdir %s", cg);
+}
+
 TEST(pages_entering_the_cache_are_steered)
 {
 	long nodes[4];
