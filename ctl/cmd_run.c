@@ -19,13 +19,14 @@
 #include "out.h"
 #include "profile.h"
 #include "release.h"
+#include "run_hooks.h"
 #include "units.h"
 #include "util.h"
 
 struct run_cmd {
-	const char *dataset, *stagger, *report, *profile;
+	const char *dataset, *stagger, *report, *profile, *name;
 	uint64_t record_size;
-	bool fail_fast;
+	bool fail_fast, no_track, no_register;
 	double grace, min_gain;
 	struct model_args args;
 	double rates[MODEL_MAX_INST];
@@ -57,6 +58,9 @@ static const struct option run_opts[] = {
 	{ "fail-fast", no_argument, NULL, 'f' },
 	{ "grace", required_argument, NULL, 'g' },
 	{ "report", required_argument, NULL, 'o' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "no-track", no_argument, NULL, 'T' },
+	{ "no-register", no_argument, NULL, 'N' },
 	{ 0 }
 };
 
@@ -103,6 +107,9 @@ static int run_opt(struct run_cmd *c, int opt, const char *arg)
 	case 'f': c->fail_fast = true; return 0;
 	case 'g': return units_parse_duration(arg, &c->grace);
 	case 'o': c->report = arg; return 0;
+	case 'n': c->name = arg; return 0;
+	case 'T': c->no_track = true; return 0;
+	case 'N': c->no_register = true; return 0;
 	}
 	return -EINVAL;
 }
@@ -282,16 +289,87 @@ static void print_inst(const struct rel_run *r, const struct run_pred *pr, int i
 	out_obj_close();
 }
 
+static void print_registration(const struct run_hooks_state *h)
+{
+	out_str("dataset_name", "dataset %s:", h->name);
+	if (h->module) {
+		out_obj_open("module");
+		out_u64("dataset_id", " tandem.ko dataset %llu", h->module_id);
+		out_bool("created", NULL, h->module_created);
+		out_text(" (%s)", h->module_created ? "registered by this run" : "existing");
+		out_obj_close();
+	} else {
+		out_null("module", " tandem.ko not used");
+	}
+	if (h->tracker) {
+		out_obj_open("tracker");
+		out_u64("dataset_id", ", tracker dataset %llu", h->tracker_dataset);
+		out_bool("loaded_by_run", NULL, h->tracker_loaded_here);
+		out_text("%s", h->tracker_loaded_here ? " (tracker loaded by this run)" : "");
+		out_obj_close();
+	} else {
+		out_null("tracker", ", not tracked");
+	}
+	out_text("\n");
+}
+
+static void print_residency(const struct rel_run *r, const struct run_hooks_state *h)
+{
+	out_u64("page_size", NULL, 4096);
+	if (!h->residency_source) {
+		out_null("residency_source", NULL);
+		return;
+	}
+	out_str("residency_source", "residency (%s):", h->residency_source);
+	out_arr_open("residency_bytes_per_node");
+	for (int k = 0; k < r->nres_nodes; k++) {
+		out_double(NULL, NULL, r->residency[k]);
+		out_text(" node%d %.1f MiB", k, r->residency[k] / 1048576);
+	}
+	out_arr_close();
+	if (h->module) {
+		out_u64("steered_pages", ", steered %llu pages", h->steered);
+		out_u64("prefetched_pages", ", prefetched %llu", h->prefetched);
+	}
+	out_text("\n");
+}
+
+/* auto: what the search found, whatever was chosen */
+static void print_search(const struct run_pred *pr, int n)
+{
+	const struct mo_report *mo = &pr->mo;
+
+	if (strcmp(pr->mode, "auto") || !mo->searched) {
+		out_null("search", NULL);
+		return;
+	}
+	out_obj_open("search");
+	out_text("model: best release vector");
+	out_arr_open("best_delta_s");
+	for (int i = 0; i < n; i++)
+		out_double(NULL, " %.2f", mo->best[i]);
+	out_arr_close();
+	out_double("best_makespan_s", " s: M %.2f s", mo->best_m);
+	out_double("together_makespan_s", ", together %.2f s", mo->m0);
+	out_double("gain", ", gain %.1f%%", mo->gain * 100);
+	out_bool("together", NULL, mo->together);
+	out_text("\n");
+	out_obj_close();
+}
+
 static void print_report(const struct rel_run *r, const struct run_pred *pr)
 {
 	out_obj_open(NULL);
+	print_registration(run_hooks_state());
 	out_str("stagger", "release: %s", pr->mode);
 	if (!strcmp(pr->mode, "auto"))
 		out_str("advice", " (%s)", pr->mo.together ? "model: start together" :
 			"model: stagger");
 	if (r->mode == REL_PROGRESS)
 		out_double("fraction", " at fraction %.3f", r->fraction);
-	out_text("\nname     requested     start       end predicted\n");
+	out_text("\n");
+	print_search(pr, r->n);
+	out_text("name     requested     start       end predicted\n");
 	out_arr_open("instances");
 	for (int i = 0; i < r->n; i++)
 		print_inst(r, pr, i);
@@ -308,6 +386,7 @@ static void print_report(const struct rel_run *r, const struct run_pred *pr)
 		r->interrupted);
 	out_s64("failed", r->nfailed ? "%lld instance(s) failed\n" : NULL, r->nfailed);
 	out_s64("skipped", r->nskipped ? "%lld instance(s) not started\n" : NULL, r->nskipped);
+	print_residency(r, run_hooks_state());
 	out_obj_close();
 }
 
@@ -343,6 +422,60 @@ static void save_inst(struct tjw *w, const struct rel_run *r, const struct run_p
 	tjw_obj_close(w);
 }
 
+static void save_search(struct tjw *w, const struct run_pred *pr, int n)
+{
+	const struct mo_report *mo = &pr->mo;
+
+	if (strcmp(pr->mode, "auto") || !mo->searched) {
+		tjw_null(w, "search");
+		return;
+	}
+	tjw_obj_open(w, "search");
+	tjw_arr_open(w, "best_delta_s");
+	for (int i = 0; i < n; i++)
+		tjw_num(w, NULL, mo->best[i]);
+	tjw_arr_close(w);
+	tjw_num(w, "best_makespan_s", mo->best_m);
+	tjw_num(w, "together_makespan_s", mo->m0);
+	tjw_num(w, "gain", mo->gain);
+	tjw_bool(w, "together", mo->together);
+	tjw_obj_close(w);
+}
+
+static void save_hooks(struct tjw *w, const struct rel_run *r, const struct run_hooks_state *h)
+{
+	tjw_str(w, "dataset_name", h->name);
+	if (h->module) {
+		tjw_obj_open(w, "module");
+		tjw_u64(w, "dataset_id", h->module_id);
+		tjw_bool(w, "created", h->module_created);
+		tjw_u64(w, "files_added", h->files_added);
+		tjw_u64(w, "files_present", h->files_present);
+		tjw_u64(w, "steered_pages", h->steered);
+		tjw_u64(w, "prefetched_pages", h->prefetched);
+		tjw_obj_close(w);
+	} else {
+		tjw_null(w, "module");
+	}
+	if (h->tracker) {
+		tjw_obj_open(w, "tracker");
+		tjw_u64(w, "dataset_id", h->tracker_dataset);
+		tjw_bool(w, "loaded_by_run", h->tracker_loaded_here);
+		tjw_obj_close(w);
+	} else {
+		tjw_null(w, "tracker");
+	}
+	tjw_u64(w, "page_size", 4096);
+	if (h->residency_source)
+		tjw_str(w, "residency_source", h->residency_source);
+	else
+		tjw_null(w, "residency_source");
+	tjw_arr_open(w, "residency_bytes_per_node");
+	for (int k = 0; k < r->nres_nodes; k++)
+		tjw_num(w, NULL, r->residency[k]);
+	tjw_arr_close(w);
+}
+
 static int save_report(const char *path, const struct run_cmd *c, const struct rel_run *r,
 		       const struct run_pred *pr)
 {
@@ -365,10 +498,8 @@ static int save_report(const char *path, const struct run_cmd *c, const struct r
 	for (int i = 0; i < r->n; i++)
 		save_inst(&w, r, pr, c->cmds[i], i);
 	tjw_arr_close(&w);
-	tjw_arr_open(&w, "residency_bytes_per_node");
-	for (int k = 0; k < r->nres_nodes; k++)
-		tjw_num(&w, NULL, r->residency[k]);
-	tjw_arr_close(&w);
+	save_search(&w, pr, r->n);
+	save_hooks(&w, r, run_hooks_state());
 	tjw_obj_close(&w);
 	err = tjw_finish(&w);
 	if (fclose(f) && !err)
@@ -414,6 +545,8 @@ int cmd_run_start(int argc, char **argv)
 	r.dataset_bytes = ds.bytes;
 	r.fail_fast = c.fail_fast;
 	r.grace = c.grace;
+	rel_hooks_register(run_hooks(&(struct run_hooks_opts){
+		.name = c.name, .module = !c.no_register, .tracker = !c.no_track }));
 	fflush(stdout);		/* nothing buffered may be written twice by a child */
 	err = rel_run(&r, c.dataset, &ds);
 	print_report(&r, &pr);
@@ -437,5 +570,6 @@ free_cmds:
 TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "--dataset DIR [--stagger auto|SECONDS[,SECONDS...]|progress:FRACTION] "
 	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
-	   "[--grace DUR] [--report FILE] -- CMD_A ::: CMD_B [::: ...]",
+	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
+	   "-- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")

@@ -139,6 +139,8 @@ struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *
 /* release-engine hooks for `tandemctl run` (ctl/release.h), not registered */
 struct rel_hooks;
 const struct rel_hooks *tracker_rel_hooks(void);
+/* after their dataset_register: the tracker's dataset id, and whether the hook loaded it */
+bool tracker_rel_info(uint32_t *dataset, bool *loaded_here);
 
 /* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
 uint64_t tracker_kdev(dev_t dev);

@@ -14,7 +14,9 @@ if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-run-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# run loads the tracker when it can: a private pin directory, unloaded at the end
+export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-run0-$$
+trap '"$T" tracker unload >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 ds=$tmp/ds
 "$T" loadgen gen "$ds" --files 16 --size 1M >/dev/null || { ksft_diag "gen failed"; exit 1; }
 
@@ -74,7 +76,8 @@ ksft_expect_eq "auto: predicted makespan in the report" \
 # 8: progress:0.5 releases B while A is running (calibrate left the dataset cold)
 "$T" calibrate --dataset "$ds" --sample 0 --rate 1G -o "$tmp/prof2.json" >/dev/null 2>&1
 "$T" run --dataset "$ds" --stagger progress:0.5 --report "$tmp/r8.json" -- \
-	"$T" loadgen "$ds" --order seq --compute 30ms ::: "$T" loadgen "$ds" >/dev/null 2>&1
+	"$T" loadgen "$ds" --order seq --threads 1 --queue 1 --compute 30ms ::: "$T" loadgen "$ds" \
+	>/dev/null 2>&1
 ksft_expect_eq "progress:0.5: B starts after A, before A ends" \
 	"$(jq '.instances[1].start_s > .instances[0].start_s + 0.05 and
 	       .instances[1].start_s < .instances[0].end_s' "$tmp/r8.json" 2>/dev/null)" true

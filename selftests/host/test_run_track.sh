@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tandemctl run wired to the tracker on the host kernel (root, BPF): every
+# instance is a tracker job from before its exec, the report's misses / own
+# hits / shared hits against the dataset's size (stat) and what fincore sees
+# cached, progress:F released on the tracker's per-job counters (checked
+# against the leader's own timeline), and the read_bytes fallback without
+# the tracker. tandem.ko cannot load here: the residency comes from the
+# mincore/move_pages scan and is checked against fincore.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/ksft.sh"
+T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
+N=12
+ksft_plan $N
+skip_all() {
+	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
+	ksft_finish
+}
+[ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null ||
+	skip_all "needs $T, jq and fincore"
+[ "$(id -u)" = 0 ] || skip_all "needs root (BPF)"
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "needs /sys/kernel/btf/vmlinux"
+# a private pin directory: never disturb a tracker in use
+export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-run-$$
+tmp=$(mktemp -d /var/tmp/tandem-runtrk-XXXXXX)	# not tmpfs: pages come from storage
+trap '"$T" tracker unload >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+ds=$tmp/ds
+"$T" loadgen gen "$ds" --files 32 --size 1M:uniform --seed 3 >/dev/null || { ksft_diag "gen failed"; exit 1; }
+# ground truth from outside tandemctl: the files' sizes in 4 KiB pages
+P=$(stat -c %s "$ds"/* | awk '{ p += int(($1 + 4095) / 4096) } END { print p }')
+ksft_diag "dataset: 32 files, $P pages"
+cold() { for f in "$ds"/*; do dd if="$f" iflag=nocache count=0 status=none; done; }
+cached() { fincore -b -n -o PAGES "$ds"/* | awk '{ p += $1 } END { print p + 0 }'; }
+# within(GOT, WANT, PCT): |GOT - WANT| <= PCT% of WANT (+2 pages)
+within() { awk -v g="$1" -v w="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100 + 2) }'; }
+LG="$T loadgen $ds --epochs 2"
+
+# 1-5: B released after A ended: A loads every page and re-reads its own, B only shares
+cold
+c0=$(cached)
+"$T" run --dataset "$ds" --stagger 2 --report "$tmp/r1.json" -- \
+	$LG --order seq ::: $LG --order seq >/dev/null 2>&1
+rc=$?
+q() { jq -r "$1" "$tmp/r1.json"; }
+ksft_diag "cold before: $c0 pages; A: $(q '.instances[0] | "\(.misses) \(.own_hits) \(.shared_hits) end \(.end_s)"'); B: $(q '.instances[1] | "\(.misses) \(.own_hits) \(.shared_hits) start \(.start_s)"')"
+ksft_check "sequential: run ok, dataset cold before, B started after A ended, tracker loaded by the run" \
+	test $rc -eq 0 -a "$c0" -le $((P / 100)) -a "$(q '.instances[1].start_s > .instances[0].end_s and .tracker.loaded_by_run')" = true
+ksft_check "A's misses = the dataset's pages (stat), own hits = pages (2nd epoch)" \
+	eval 'within "$(q .instances[0].misses)" $P 1 && within "$(q .instances[0].own_hits)" $P 1 && [ "$(q .instances[0].shared_hits)" -le $((P / 100)) ]'
+ksft_check "B: shared hits = 2 x pages, no misses" \
+	eval 'within "$(q .instances[1].shared_hits)" $((2 * P)) 1 && [ "$(q .instances[1].misses)" -le $((P / 100)) ]'
+c1=$(cached)
+ksft_check "residency (mincore scan) = bytes fincore sees cached ($c1 pages)" \
+	eval 'within "$(q "[.residency_bytes_per_node[]] | add / 4096")" "$c1" 1 && [ "$(q .residency_source)" = mincore ]'
+ksft_check "the loaded tracker was reused by a second run" \
+	eval '"$T" run --dataset "$ds" --stagger 0 --report "$tmp/r1b.json" -- true ::: true >/dev/null 2>&1 &&
+	      [ "$(jq ".tracker.loaded_by_run == false and .tracker.dataset_id == $(q .tracker.dataset_id)" "$tmp/r1b.json")" = true ]'
+
+# 6-7: simultaneous start, independent shuffles, cold: each page loaded once in all
+cold
+"$T" run --dataset "$ds" --stagger 0 --report "$tmp/r2.json" -- \
+	$LG --seed 1 ::: $LG --seed 2 >/dev/null 2>&1
+q() { jq -r "$1" "$tmp/r2.json"; }
+ksft_diag "together: A $(q '.instances[0] | "\(.misses) \(.own_hits) \(.shared_hits)"'), B $(q '.instances[1] | "\(.misses) \(.own_hits) \(.shared_hits)"')"
+ksft_check "together: misses of A and B add up to the dataset's pages" \
+	within "$(q '[.instances[].misses] | add')" $P 1
+ksft_check "together: each job's misses + own + shared = 2 epochs of pages" \
+	eval 'within "$(q ".instances[0] | .misses + .own_hits + .shared_hits")" $((2 * P)) 1 &&
+	      within "$(q ".instances[1] | .misses + .own_hits + .shared_hits")" $((2 * P)) 1'
+
+# 8: progress:0.5 on the tracker's counters, against the leader's own timeline:
+# one reader thread, one batch queued, 40 ms per file, so A has loaded half
+# of the dataset between its 12th and its 22nd iteration
+cold
+"$T" run --dataset "$ds" --stagger progress:0.5 --report "$tmp/r3.json" -- \
+	"$T" loadgen "$ds" --order seq --threads 1 --queue 1 --compute 40ms --timeline "$tmp/tl.csv" ::: \
+	"$T" loadgen "$ds" --order seq >/dev/null 2>&1
+off=$(jq '.instances[1].start_s - .instances[0].start_s' "$tmp/r3.json")
+lo=$(awk -F, '$1 == 12 { print $4 }' "$tmp/tl.csv")
+hi=$(awk -F, '$1 == 22 { print $4 }' "$tmp/tl.csv")
+ksft_diag "progress:0.5: B released $off s after A; A's iterations 12 and 22 at $lo and $hi s"
+ksft_check "progress:0.5: B released while A had loaded about half (A's timeline)" \
+	awk -v o="$off" -v a="$lo" -v b="$hi" 'BEGIN { exit !(a != "" && o >= a && o <= b) }'
+
+# 9-10: a chain of three: C follows B, which reads what A loaded. B counts as
+# having its pages (shared hits) with the tracker; read_bytes (no tracker)
+# never sees B load anything, so C waits for B's end
+chain() {
+	cold
+	"$T" run --dataset "$ds" --stagger progress:0.5 --report "$tmp/$1.json" "${@:2}" -- \
+		$LG --order seq --epochs 1 --compute 40ms ::: $LG --order seq --epochs 1 --compute 40ms ::: \
+		$LG --order seq --epochs 1 >/dev/null 2>&1
+	jq '.instances[2].start_s - .instances[1].end_s' "$tmp/$1.json"
+}
+gap=$(chain r4)
+ksft_diag "chain with tracker: C released $gap s relative to B's end"
+ksft_check "progress chain, tracker: C released well before B ended" \
+	awk -v g="$gap" 'BEGIN { exit !(g < -0.3) }'
+gap=$(chain r5 --no-track)
+ksft_diag "chain without tracker: C released $gap s relative to B's end"
+ksft_check "progress chain, --no-track (read_bytes): C released when B ended" \
+	awk -v g="$gap" 'BEGIN { exit !(g > -0.05) }'
+
+# 11-12: --no-track: no counts, residency still there; a bad name is made valid
+"$T" run --dataset "$ds" --no-track --name 'my data/set' --report "$tmp/r6.json" -- true >/dev/null 2>&1
+ksft_expect_eq "--no-track: tracker and counts null" \
+	"$(jq '.tracker == null and .instances[0].misses == null' "$tmp/r6.json")" true
+ksft_expect_eq "--name: characters tandem.ko refuses become '_'" \
+	"$(jq -r .dataset_name "$tmp/r6.json")" my_data_set
+ksft_finish
