@@ -174,9 +174,9 @@ static void print_tiers(const struct numa_node *nodes, int n)
 		out_obj_open(NULL);
 		out_u64("tier", first ? " memory_tier%llu:" : "; memory_tier%llu:", next);
 		out_arr_open("nodes");
-		for (int i = 0; i < n; i++)
+		for (int i = 0, k = 0; i < n; i++)
 			if (nodes[i].tier == next)
-				out_u64(NULL, " node %llu", nodes[i].id);
+				out_u64(NULL, k++ ? ",%llu" : " node %llu", nodes[i].id);
 		out_arr_close();
 		out_obj_close();
 		first = 0;

@@ -16,7 +16,7 @@ atomic64_t tandem_live_objects = ATOMIC64_INIT(0);
 static int cxl_node = TANDEM_NODE_AUTO;
 module_param(cxl_node, int, 0444);
 MODULE_PARM_DESC(cxl_node,
-		 "NUMA node id of the CXL memory; -1 = auto-detect (the CPU-less memory node with the most memory), -2 = steering disabled (node id, default: -1)");
+		 "NUMA node id of the CXL memory; -1 = auto-detect (the CPU-less node with the most dax/kmem memory, i.e. CXL in a lower tier, else with the most memory), -2 = steering disabled (node id, default: -1)");
 
 static bool steer = true;
 module_param(steer, bool, 0444);

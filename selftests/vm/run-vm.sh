@@ -61,6 +61,8 @@ numa|kmem|cxl) ;;
 *) echo "run-vm.sh: --mode numa|kmem|cxl, not '$mode'" >&2; exit 2 ;;
 esac
 modedir=$top/selftests/vm/modes/$mode
+sfx=''	# result names carry the mode, except the default's
+[ "$mode" = numa ] || sfx=@$mode
 
 vm=$top/$B/vm
 [ -n "${VM_LOGDIR:-}" ] && vm=$VM_LOGDIR/image
@@ -71,7 +73,7 @@ results=$logs/vm.results
 mkdir -p "$logdir"
 : >"$results"
 fail_rig() { # the rig itself failed: count one failure
-	echo "0 1 0 vm-rig" >"$results"
+	echo "0 1 0 vm-rig$sfx" >"$results"
 	echo "vm: $*" >&2
 	exit 1
 }
@@ -213,14 +215,14 @@ awk -v dir="$logdir" '
 	name != ""     { print >> file }
 ' "$tap" >"$logdir/statuses"
 while read -r name status; do
-	results_line "$name" "$logdir/t-$name.log" "$status" >>"$results"
+	results_line "$name$sfx" "$logdir/t-$name.log" "$status" >>"$results"
 done <"$logdir/statuses"
 grep -a '^# vm-splat ' "$tap" | while read -r _ _ name; do
-	echo "0 1 0 dmesg-splat-after-$name" >>"$results"
+	echo "0 1 0 dmesg-splat-after-$name$sfx" >>"$results"
 done
 if ! grep -aq '^# vm-done' "$tap"; then
-	echo "0 1 0 vm-did-not-finish" >>"$results"
+	echo "0 1 0 vm-did-not-finish$sfx" >>"$results"
 	echo "# vm: the VM did not finish (hang, panic or timeout); console tail:"
 	tail -n 60 "$console" | sed 's/^/#   /'
 fi
-awk '{p+=$1; f+=$2; s+=$3} END {printf "vm: %d passed, %d failed, %d skipped\n", p, f, s; exit f > 0}' "$results"
+awk -v m="$sfx" '{p+=$1; f+=$2; s+=$3} END {printf "vm%s: %d passed, %d failed, %d skipped\n", m, p, f, s; exit f > 0}' "$results"
