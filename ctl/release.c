@@ -131,11 +131,14 @@ static sigset_t rel_sigs(void)
 }
 
 /*
- * The child waits on a pipe before exec so that the job_start hook (the
- * tracker) knows the process before it reads anything.
+ * The child waits on a pipe before exec, so that the job_start hook (the
+ * tracker) knows the process before it reads anything, and so that the
+ * release itself is one write(): fork, the hooks and their map updates
+ * (tens of ms under an emulator) all happen before t0.
  */
-static void child_exec(struct rel_inst *in, int gate, const sigset_t *old)
+static void child_exec(struct rel_run *r, int idx, int gate, const sigset_t *old)
 {
+	struct rel_inst *in = &r->inst[idx];
 	char c;
 
 	setpgid(0, 0);
@@ -145,18 +148,22 @@ static void child_exec(struct rel_inst *in, int gate, const sigset_t *old)
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);	/* ignored dispositions survive exec */
 	sigprocmask(SIG_SETMASK, old, NULL);
+	for (int j = 0; j < idx; j++)	/* the others' gates: theirs to see closed */
+		if (r->inst[j].gate >= 0)
+			close(r->inst[j].gate);
 	if (read(gate, &c, 1) != 1)
-		_exit(126);	/* tandemctl went away before the release */
+		_exit(126);	/* tandemctl went away or dropped it before the release */
 	close(gate);
 	execvp(in->argv[0], in->argv);
 	fprintf(stderr, "tandemctl: %s: %s\n", in->argv[0], strerror(errno));
 	_exit(127);
 }
 
-static int release(struct rel_run *r, int idx, const sigset_t *old)
+/* Fork instance idx, gated; it is a pending job of the hooks from now on. */
+static int spawn(struct rel_run *r, int idx, const sigset_t *old)
 {
 	struct rel_inst *in = &r->inst[idx];
-	int gate[2], err = 0;
+	int gate[2], err;
 	pid_t pid;
 
 	if (pipe2(gate, O_CLOEXEC))
@@ -164,24 +171,41 @@ static int release(struct rel_run *r, int idx, const sigset_t *old)
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
-		goto close_gate;
+		close(gate[0]);
+		close(gate[1]);
+		return err;
 	}
 	if (!pid) {
 		close(gate[1]);
-		child_exec(in, gate[0], old);
+		child_exec(r, idx, gate[0], old);
 	}
+	close(gate[0]);
 	setpgid(pid, pid);	/* as in the child: whichever runs first */
 	in->pgid = pid;
-	in->state = REL_RUNNING;
+	in->gate = gate[1];
 	if (hooks && hooks->job_start &&
 	    (err = hooks->job_start(hooks->ctx, idx, in->name, pid)))
 		ctl_err("%s: registering the job failed (%s); running it untracked",
 			in->name, strerror(-err));
+	return 0;
+}
+
+static void close_gate(struct rel_inst *in)
+{
+	if (in->gate >= 0)
+		close(in->gate);
+	in->gate = -1;
+}
+
+static int release(struct rel_run *r, int idx)
+{
+	struct rel_inst *in = &r->inst[idx];
+	int err;
+
 	in->start = now_s() - r->t0;
-	err = write(gate[1], "g", 1) == 1 ? 0 : -errno;
-close_gate:
-	close(gate[0]);
-	close(gate[1]);
+	err = write(in->gate, "g", 1) == 1 ? 0 : -errno;
+	close_gate(in);
+	in->state = REL_RUNNING;
 	return err;
 }
 
@@ -198,6 +222,7 @@ static void skip_pending(struct rel_run *r)
 		if (r->inst[i].state == REL_PENDING) {
 			r->inst[i].state = REL_SKIPPED;
 			r->nskipped++;
+			close_gate(&r->inst[i]);	/* it exits without exec */
 		}
 	}
 }
@@ -230,7 +255,13 @@ static void reap(struct rel_run *r)
 		for (int i = 0; i < r->n; i++) {
 			struct rel_inst *in = &r->inst[i];
 
-			if (in->state == REL_RUNNING && in->pgid == pid)
+			if (in->pgid != pid)
+				continue;
+			if (in->state == REL_PENDING) {	/* killed while it waited */
+				in->start = now_s() - r->t0;
+				close_gate(in);
+			}
+			if (in->state == REL_RUNNING || in->state == REL_PENDING)
 				leader_exited(r, in, i, status);
 		}
 	}
@@ -269,7 +300,7 @@ static bool due(struct rel_run *r, int idx, double now, double *wait)
 	return prev->loaded >= r->fraction;
 }
 
-static int release_due(struct rel_run *r, const sigset_t *old, double *wait)
+static int release_due(struct rel_run *r, double *wait)
 {
 	int err;
 
@@ -278,7 +309,7 @@ static int release_due(struct rel_run *r, const sigset_t *old, double *wait)
 			continue;
 		if (!due(r, i, now_s() - r->t0, wait))
 			continue;
-		err = release(r, i, old);
+		err = release(r, i);
 		if (err)
 			return err;
 	}
@@ -310,7 +341,7 @@ static void on_signal(struct rel_run *r, int sig, double *kill_at)
 	*kill_at = now_s() + r->grace;
 }
 
-static int supervise(struct rel_run *r, const sigset_t *set, const sigset_t *old)
+static int supervise(struct rel_run *r, const sigset_t *set)
 {
 	double kill_at = INFINITY;
 	int err = 0;
@@ -321,7 +352,7 @@ static int supervise(struct rel_run *r, const sigset_t *set, const sigset_t *old
 		int sig;
 
 		if (!err && !r->interrupted)
-			err = release_due(r, old, &wait);
+			err = release_due(r, &wait);
 		if (err) {	/* cannot start an instance: stop the others */
 			skip_pending(r);
 			signal_running(r, SIGTERM);
@@ -414,7 +445,7 @@ int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset 
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	sigset_t set = rel_sigs(), old;
-	int err;
+	int err, ret;
 
 	if (!r->grace)
 		r->grace = 5;
@@ -428,8 +459,18 @@ int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset 
 	/* an instance killed before its release must not take us along (EPIPE) */
 	sigaction(SIGPIPE, &ign, &old_pipe);
 	sigprocmask(SIG_BLOCK, &set, &old);
+	for (int i = 0; i < r->n; i++)
+		r->inst[i].gate = -1;
+	err = 0;
+	for (int i = 0; i < r->n && !err; i++)
+		err = spawn(r, i, &old);
 	r->t0 = now_s();
-	err = supervise(r, &set, &old);
+	if (err) {
+		ctl_err("cannot fork an instance: %s", strerror(-err));
+		skip_pending(r);
+	}
+	ret = supervise(r, &set);
+	err = err ?: ret;
 	cleanup(r);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	sigaction(SIGPIPE, &old_pipe, NULL);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Release engine of `tandemctl run`: starts each training instance in its
- * own process group at its release time (or when the previous instance has
+ * Release engine of `tandemctl run`: forks every instance into its own
+ * process group up front, where it waits on a pipe, and lets each one exec
+ * at its release time (or when the previous instance has
  * loaded a fraction of the dataset), forwards SIGINT/SIGTERM/SIGHUP to all
  * of them, and leaves no process behind (tandemctl is a child subreaper and
  * kills what is left of every group and every orphan it inherited).
@@ -75,6 +76,7 @@ struct rel_inst {
 	double delta;		/* requested release, s after t0 (REL_TIME) */
 	enum rel_state state;
 	pid_t pgid;		/* = pid of the instance's first process */
+	int gate;		/* write end of its release pipe while it waits, else -1 */
 	double start, end;	/* measured, s after t0 */
 	double loaded;		/* progress fraction when the next was released */
 	int status;		/* wait status of the leader */

@@ -13,6 +13,7 @@
 
 #include "kselftest_harness.h"
 #include "release.h"
+#include "util.h"
 
 TEST(split_commands)
 {
@@ -175,6 +176,40 @@ TEST(progress_hook_releases_the_next)
 	EXPECT_LT(inst[1].start, 0.2);
 	EXPECT_GT(inst[0].end, 0.35);
 	EXPECT_TRUE(inst[0].loaded >= 0.5);
+}
+
+static double start_at[3];
+
+static int h_time(void *ctx, int idx, const char *name, pid_t pgid)
+{
+	(void)ctx;
+	(void)name;
+	(void)pgid;
+	start_at[idx] = now_s();
+	usleep(30000);		/* a slow hook (the tracker under an emulator) */
+	return 0;
+}
+
+/*
+ * Every instance is forked and registered before t0, so a slow job_start
+ * hook delays nothing: the releases stay on time.
+ */
+TEST(instances_registered_before_t0)
+{
+	char *t[] = { "true", NULL };
+	struct rel_inst inst[3] = { { .argv = t }, { .argv = t, .delta = 0.1 },
+				    { .argv = t, .delta = 0.2 } };
+	struct rel_run r = { .n = 3, .inst = inst };
+	struct rel_hooks h = { .job_start = h_time };
+
+	rel_hooks_register(&h);
+	EXPECT_EQ(0, rel_run(&r, "/nonexistent", NULL));
+	rel_hooks_register(NULL);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_LT(start_at[i], r.t0);
+		EXPECT_LT(inst[i].start - inst[i].delta, 0.025);
+		EXPECT_GE(inst[i].start, inst[i].delta);
+	}
 }
 
 /* SIGTERM to ourselves mid-run: forwarded, pending instance never started. */
