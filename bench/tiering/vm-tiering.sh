@@ -1,0 +1,31 @@
+#!/bin/sh
+# Inside the VM rig (busybox sh, cwd /mnt/data); started by
+# bench/tiering/capacity-kmem.sh. Sets the kernel's own tiering knobs for
+# KNOBS=tiering (demotion under reclaim, NUMA-balancing promotion), leaves
+# them at the kernel's defaults otherwise, then runs bench/steer's capacity
+# scenario (vm-capacity.sh, with CONFIG from params.sh) unchanged. Lines
+# "T ..." add what the kernel's tiering did over the whole run (/proc/vmstat
+# deltas, dataset generation included, for every configuration alike).
+. /extra/params.sh
+DEM=/sys/kernel/mm/numa/demotion_enabled
+NB=/proc/sys/kernel/numa_balancing
+if [ "$KNOBS" = tiering ]; then
+	echo 1 >$DEM || exit 1
+	echo 2 >$NB || exit 1
+fi
+echo "T knobs demotion_enabled=$(cat $DEM) numa_balancing=$(cat $NB)"
+for n in /sys/devices/system/node/node*; do
+	echo "T node ${n##*node} cpus='$(cat "$n/cpulist")' $(grep MemTotal "$n/meminfo" | awk '{print $3 "=" $4}')kB"
+done
+for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
+	echo "T tier ${t##*memory_tier} nodes=$(cat "$t/nodelist")"
+done
+keys='pgdemote_kswapd|pgdemote_direct|pgpromote_success|pgpromote_candidate|numa_hint_faults|numa_pages_migrated|pgsteal_kswapd|pgsteal_direct|workingset_refault_file|pgmigrate_success'
+vm() { awk -v k="^($keys)\$" '$1 ~ k { printf "%s=%s ", $1, $2 }' /proc/vmstat; }
+before=$(vm)
+sh /extra/vm-capacity.sh
+st=$?
+after=$(vm)
+echo "T vmstat_delta $(echo "$before" "$after" | awk '{
+	for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] in a) printf "%s=%d ", kv[1], kv[2] - a[kv[1]]; else a[kv[1]] = kv[2] } }')"
+exit $st
