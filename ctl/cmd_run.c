@@ -407,6 +407,9 @@ static void save_inst(struct tjw *w, const struct rel_run *r, const struct run_p
 	tjw_num(w, "start_s", in->start);
 	tjw_num(w, "end_s", in->end);
 	tjw_num(w, "predicted_end_s", pr->have ? pr->res.inst[i].end : NAN);
+	/* progress:F: the fraction this one had when the next was released */
+	tjw_num(w, "progress_at_next_release",
+		r->mode == REL_PROGRESS && i + 1 < r->n ? in->loaded : NAN);
 	tjw_str(w, "state", state_name(in));
 	tjw_s64(w, "exit", code);
 	tjw_s64(w, "signal", sig);
