@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * steerbench: the userspace side of the steering benchmarks (bench/steer/),
+ * run inside the VM rig. Statically linked so the busybox image needs no
+ * libraries.
+ *
+ *   steerbench nodes PATH...              cached pages per node (ground truth)
+ *   steerbench movepages --node N PATH... the baseline: mmap + move_pages(2)
+ *   steerbench waitsteer DSDIR -- CMD...  run CMD, wait for DSDIR/steer_pending 0
+ *   steerbench hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]
+ *                                         the "model": anonymous memory held
+ *
+ * PATH is a file or a directory (its regular files, by name). Output is one
+ * line of key=value pairs per command, for the scripts to pick apart.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXNODE		8
+#define MPOL_BIND_	2
+#define MPOL_MF_MOVE_	(1 << 1)
+
+static long pg;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct paths {
+	char **v;
+	int n, cap;
+};
+
+static int paths_push(struct paths *p, const char *dir, const char *name)
+{
+	char *s;
+
+	if (p->n == p->cap) {
+		char **v = realloc(p->v, sizeof(*v) * (p->cap ? p->cap * 2 : 64));
+
+		if (!v)
+			return -ENOMEM;
+		p->v = v;
+		p->cap = p->cap ? p->cap * 2 : 64;
+	}
+	if (asprintf(&s, "%s%s%s", dir, dir[0] ? "/" : "", name) < 0)
+		return -ENOMEM;
+	p->v[p->n++] = s;
+	return 0;
+}
+
+static int skip_dot(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+/* Files named by args: files as given, directories' regular files by name. */
+static int paths_collect(struct paths *p, char **args, int n)
+{
+	struct dirent **ents;
+	struct stat st;
+	int k, m, err = 0;
+
+	for (k = 0; k < n && !err; k++) {
+		if (stat(args[k], &st))
+			return fprintf(stderr, "steerbench: %s: %s\n", args[k], strerror(errno)), -errno;
+		if (!S_ISDIR(st.st_mode)) {
+			err = paths_push(p, "", args[k]);
+			continue;
+		}
+		m = scandir(args[k], &ents, skip_dot, alphasort);
+		if (m < 0)
+			return -errno;
+		for (int i = 0; i < m; i++) {
+			if (!err && ents[i]->d_type == DT_REG)
+				err = paths_push(p, args[k], ents[i]->d_name);
+			free(ents[i]);
+		}
+		free(ents);
+	}
+	return err;
+}
+
+struct tally {
+	long pages, cached, nodes[MAXNODE], other, failed;
+	double total_s, move_s;
+};
+
+/*
+ * Map one file, touch its pages (only those mincore says are cached, so no
+ * I/O is done) and call move_pages(2): to `node` when node >= 0, else just
+ * asking where each page is (nodes = NULL).
+ */
+static int file_pages(const char *path, int node, struct tally *t)
+{
+	long n, k, m = 0;
+	double t0 = now_s(), t1;
+	unsigned char *vec = NULL;
+	volatile const char *map;
+	struct stat st;
+	void **pages = NULL;
+	int *status = NULL, *nodes = NULL, fd, err = 0;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return -errno;
+	n = (st.st_size + pg - 1) / pg;
+	if (!n)
+		goto out_close;
+	map = mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0);
+	err = -ENOMEM;
+	if (map == MAP_FAILED)
+		goto out_close;
+	vec = malloc(n);
+	pages = malloc(sizeof(*pages) * n);
+	status = malloc(sizeof(*status) * n);
+	nodes = malloc(sizeof(*nodes) * n);
+	if (!vec || !pages || !status || !nodes || mincore((void *)map, n * pg, vec))
+		goto out_unmap;
+	for (k = 0; k < n; k++) {
+		if (!(vec[k] & 1))
+			continue;
+		(void)map[k * pg];
+		pages[m] = (void *)(map + k * pg);
+		nodes[m++] = node;
+	}
+	t1 = now_s();
+	if (m && syscall(SYS_move_pages, 0, m, pages, node >= 0 ? nodes : NULL, status,
+			 node >= 0 ? MPOL_MF_MOVE_ : 0)) {
+		err = -errno;
+		goto out_unmap;
+	}
+	t->move_s += now_s() - t1;
+	t->pages += n;
+	t->cached += m;
+	for (k = 0; k < m; k++)
+		if (status[k] >= 0 && status[k] < MAXNODE)
+			t->nodes[status[k]]++;
+		else if (status[k] >= 0)
+			t->other++;
+		else
+			t->failed++;
+	err = 0;
+out_unmap:
+	munmap((void *)map, n * pg);
+out_close:
+	close(fd);
+	free(vec);
+	free(pages);
+	free(status);
+	free(nodes);
+	t->total_s += now_s() - t0;
+	return err;
+}
+
+static void tally_print(const struct tally *t)
+{
+	printf("pages=%ld cached=%ld", t->pages, t->cached);
+	for (int i = 0; i < MAXNODE; i++)
+		if (t->nodes[i] || i < 2)
+			printf(" node%d=%ld", i, t->nodes[i]);
+	printf(" other=%ld failed=%ld", t->other, t->failed);
+}
+
+static int cmd_pages(int argc, char **argv)
+{
+	struct tally t = { 0 };
+	struct paths p = { 0 };
+	int node = -1, err, k;
+
+	if (argc > 2 && !strcmp(argv[0], "--node")) {
+		node = atoi(argv[1]);
+		argc -= 2;
+		argv += 2;
+	}
+	err = paths_collect(&p, argv, argc);
+	for (k = 0; k < p.n && !err; k++) {
+		err = file_pages(p.v[k], node, &t);
+		if (err)
+			fprintf(stderr, "steerbench: %s: %s\n", p.v[k], strerror(-err));
+	}
+	for (k = 0; k < p.n; k++)
+		free(p.v[k]);
+	free(p.v);
+	if (err)
+		return 1;
+	printf("files=%d ", p.n);
+	tally_print(&t);
+	if (node >= 0)
+		printf(" total_s=%.4f move_s=%.4f gbps_total=%.4f gbps_move=%.4f",
+		       t.total_s, t.move_s, t.cached * pg / 1e9 / t.total_s,
+		       t.cached * pg / 1e9 / t.move_s);
+	printf("\n");
+	return 0;
+}
+
+static long read_long(const char *dir, const char *name)
+{
+	char path[512], buf[64];
+	long v = -1;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		v = strtol(buf, NULL, 10);
+	}
+	close(fd);
+	return v;
+}
+
+/*
+ * Time a steering pass as the module sees it: from the request to the moment
+ * its queue is empty, polling one cheap sysfs value every millisecond (the
+ * CLI's own wait polls the netlink dataset state, which walks the cache).
+ */
+static int cmd_waitsteer(int argc, char **argv)
+{
+	const char *ds = argv[0];
+	long before, after, pending;
+	double t0, t1;
+	int st;
+	pid_t pid;
+
+	if (argc < 3 || strcmp(argv[1], "--"))
+		return fprintf(stderr, "usage: steerbench waitsteer DSDIR -- CMD...\n"), 2;
+	before = read_long(ds, "counters/steered");
+	t0 = now_s();
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[2], argv + 2);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return fprintf(stderr, "steerbench: %s failed\n", argv[2]), 1;
+	while ((pending = read_long(ds, "steer_pending")) > 0)
+		usleep(1000);
+	t1 = now_s();
+	if (pending < 0)
+		return fprintf(stderr, "steerbench: %s/steer_pending unreadable\n", ds), 1;
+	after = read_long(ds, "counters/steered");
+	printf("pages_steered=%ld seconds=%.4f gbps=%.4f\n", after - before, t1 - t0,
+	       (after - before) * pg / 1e9 / (t1 - t0));
+	return 0;
+}
+
+static volatile sig_atomic_t grow_req, stop_req;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		grow_req = 1;
+	else
+		stop_req = 1;
+}
+
+/*
+ * The process's anonymous pages per node, from /proc/self/numa_maps (the
+ * new mapping may merge with the old one, so count them all). Not
+ * move_pages(2): on 6.1 it answers -ENOENT for pages whose PTEs NUMA
+ * balancing has made PROT_NONE for a hinting fault (fixed in 6.6 by
+ * FOLL_HONOR_NUMA_FAULT), and the model's pages get scanned.
+ */
+static int hog_place(struct tally *t)
+{
+	FILE *f = fopen("/proc/self/numa_maps", "r");
+	char line[1024];
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		if (!strstr(line, " anon="))
+			continue;
+		while ((p = strstr(p, " N"))) {
+			int node;
+			long n;
+
+			if (sscanf(p, " N%d=%ld", &node, &n) == 2 && node >= 0 && node < MAXNODE)
+				t->nodes[node] += n;
+			p += 2;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static struct tally held;	/* the model's pages per node so far */
+
+/* Allocate and touch mib MiB (bound to node when node >= 0); print placement. */
+static int hog_alloc(long mib, int node, const char *what)
+{
+	long n = mib * (1L << 20) / pg, k;
+	struct tally t = { 0 };
+	unsigned long mask = 1UL << (node >= 0 ? node : 0);
+	char *mem;
+	int err;
+
+	mem = mmap(NULL, n * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	if (node >= 0 && syscall(SYS_mbind, mem, n * pg, MPOL_BIND_, &mask, MAXNODE + 1, 0))
+		return -errno;
+	for (k = 0; k < n; k++)
+		mem[k * pg] = (char)(k | 1);	/* a real page, not the zero page */
+	err = hog_place(&t);
+	if (err)
+		return err;
+	printf("hog: %s %ld MiB%s: node0_mib=%.1f node1_mib=%.1f; now holds node0_mib=%.1f node1_mib=%.1f (numa_maps)\n",
+	       what, mib, node >= 0 ? " bound to the node" : "",
+	       (t.nodes[0] - held.nodes[0]) * pg / 1048576.0,
+	       (t.nodes[1] - held.nodes[1]) * pg / 1048576.0,
+	       t.nodes[0] * pg / 1048576.0, t.nodes[1] * pg / 1048576.0);
+	held = t;
+	return 0;
+}
+
+/*
+ * Hold mib MiB until SIGTERM; on SIGUSR1 take `grow` MiB more (bound to a
+ * node if asked: a model whose framework binds its memory to local DRAM).
+ * The signals stay blocked outside sigsuspend() so none is lost.
+ */
+static int cmd_hog(int argc, char **argv)
+{
+	long mib = atol(argv[0]), grow = 0;
+	const char *ready = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, old;
+	int bind = -1, err, fd;
+
+	for (int k = 1; k + 1 < argc; k += 2)
+		if (!strcmp(argv[k], "--grow"))
+			grow = atol(argv[k + 1]);
+		else if (!strcmp(argv[k], "--bind-grow"))
+			bind = atoi(argv[k + 1]);
+		else if (!strcmp(argv[k], "--ready"))
+			ready = argv[k + 1];
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	err = hog_alloc(mib, -1, "holds");
+	if (!err && ready) {
+		fd = open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
+	while (!err && !stop_req) {
+		sigsuspend(&old);
+		if (grow_req && grow) {
+			grow_req = 0;
+			err = hog_alloc(grow, bind, "grew by");
+		}
+	}
+	if (err)
+		fprintf(stderr, "steerbench hog: %s\n", strerror(-err));
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	pg = sysconf(_SC_PAGESIZE);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "nodes"))
+		return cmd_pages(argc - 2, argv + 2);
+	if (argc >= 5 && !strcmp(argv[1], "movepages") && !strcmp(argv[2], "--node"))
+		return cmd_pages(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "waitsteer"))
+		return cmd_waitsteer(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "hog"))
+		return cmd_hog(argc - 2, argv + 2);
+	fprintf(stderr, "usage: steerbench nodes PATH... | movepages --node N PATH... |\n"
+		"       waitsteer DSDIR -- CMD... | hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]\n");
+	return 2;
+}
