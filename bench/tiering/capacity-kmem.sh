@@ -16,8 +16,9 @@
 #
 # One VM boot per configuration, running bench/steer/vm-capacity.sh (reused
 # unchanged) under vm-tiering.sh, which sets the knobs. --wait-idle waits
-# before each boot until no other qemu-system runs (shared cores distort the
-# times). Prints bench/steer/summary.py's table plus the kernel's demotion and
+# before each boot until no qemu-system has run for 30 s (shared cores distort
+# the times); the most qemu-system processes seen during each run is recorded
+# in OUT/commands. Prints bench/steer/summary.py's table plus the kernel's demotion and
 # promotion counters. Raw output: OUT/CONFIG/vm/tap.log (default OUT:
 # build/bench/tiering-kmem-TIME).
 set -euo pipefail
@@ -77,7 +78,13 @@ EOP
 		--files "$out/$c/files" --node0-mb "$node0" --node1-mb "$node1"
 		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout 900 --vm-timeout 1000 --quiet)
 	echo "# $c: ${cmd[*]}" | sed "s|$top/||g" | tee -a "$out/commands"
-	while [ "$wait_idle" = 1 ] && pgrep qemu-system >/dev/null; do sleep 10; done
+	# idle = no qemu-system for 30 s in a row (a rig run leaves a few seconds
+	# between boots to build its image)
+	quiet=0
+	while [ "$wait_idle" = 1 ] && [ $quiet -lt 30 ]; do
+		if pgrep qemu-system >/dev/null; then quiet=0; else quiet=$((quiet + 1)); fi
+		sleep 1
+	done
 	echo "# $c: started $(date -u +%FT%TZ), other qemu-system processes: $(pgrep -c qemu-system || true)" | tee -a "$out/commands"
 	# count other VMs during the run (sampled every 5 s) to flag distorted times
 	( while sleep 5; do pgrep -c qemu-system || true; done ) >"$out/$c/others" 2>/dev/null &
