@@ -42,6 +42,7 @@ struct run_pred {
 	const char *mode;		/* "auto", "time", "progress" */
 	struct mo_report mo;		/* auto: the search */
 	struct model_result res;	/* at the delta actually used */
+	struct model_sys sys;		/* what the model was given */
 	struct model_inst inst[MODEL_MAX_INST];
 };
 
@@ -61,6 +62,7 @@ static const struct option run_opts[] = {
 	{ "name", required_argument, NULL, 'n' },
 	{ "no-track", no_argument, NULL, 'T' },
 	{ "no-register", no_argument, NULL, 'N' },
+	{ "nosteer-fraction", required_argument, NULL, 'F' },
 	{ 0 }
 };
 
@@ -110,6 +112,7 @@ static int run_opt(struct run_cmd *c, int opt, const char *arg)
 	case 'n': c->name = arg; return 0;
 	case 'T': c->no_track = true; return 0;
 	case 'N': c->no_register = true; return 0;
+	case 'F': return parse_double(arg, &c->args.nosteer_frac);
 	}
 	return -EINVAL;
 }
@@ -170,6 +173,33 @@ static int load_profile(struct run_cmd *c, const struct lg_dataset *ds, struct p
 	return ret;
 }
 
+static int read_sysfs_int(const char *path, int *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+/*
+ * Whether the dataset's pages will be steered to a CXL node: tandem.ko is
+ * loaded with steering on and a CXL node, and run registers the dataset.
+ * That decides the cache the model gets (profile_cache()), unless --steer.
+ */
+static bool module_steers(const struct run_cmd *c)
+{
+	int steer = 0, node = -1;
+
+	if (c->no_register || read_sysfs_int("/sys/kernel/tandem/steer", &steer) ||
+	    read_sysfs_int("/sys/kernel/tandem/cxl_node", &node))
+		return false;
+	return steer == 1 && node >= 0;
+}
+
 static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct run_pred *pr,
 		       struct model **m)
 {
@@ -183,12 +213,15 @@ static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct ru
 	if (ret)
 		return ret;
 	c->args.ninstances = c->ncmds;
+	if (c->args.steer < 0)
+		c->args.steer = module_steers(c);
 	ret = model_args_build(&c->args, &p, &sys, pr->inst, &n, err, sizeof(err));
 	for (int i = 0; !ret && i < c->nrates && i < n; i++)
 		pr->inst[i].rate = c->rates[i];
 	if (!ret && n < c->ncmds)
 		ret = -EINVAL, snprintf(err, sizeof(err), "fewer instances than commands");
 	ret = ret ?: model_new(&sys, pr->inst, c->ncmds, m, err, sizeof(err));
+	pr->sys = sys;
 	if (ret)
 		ctl_err("model: %s", err);
 	profile_free(&p);
@@ -357,7 +390,33 @@ static void print_search(const struct run_pred *pr, int n)
 	out_obj_close();
 }
 
-static void print_report(const struct rel_run *r, const struct run_pred *pr)
+static void print_model_input(const struct run_pred *pr, const struct run_cmd *c, int n)
+{
+	if (!pr->sys.nbw) {
+		out_null("model_input", NULL);
+		return;
+	}
+	out_obj_open("model_input");
+	out_double("cache_bytes", NULL, pr->sys.cache);
+	out_text("model input: cache %.0f MiB (%s), B(1) %.1f MiB/s", pr->sys.cache / 1048576,
+		 c->args.steer > 0 ? "steered to the CXL node" : "no steering", pr->sys.bw[0] / 1048576);
+	out_bool("steer", NULL, c->args.steer > 0);
+	out_arr_open("bw_bps");
+	for (int k = 0; k < pr->sys.nbw; k++)
+		out_double(NULL, NULL, pr->sys.bw[k]);
+	out_arr_close();
+	out_arr_open("rate_bps");
+	for (int i = 0; i < n; i++) {
+		out_double(NULL, NULL, pr->inst[i].rate);
+		out_text(", %s %.1f MiB/s", pr->inst[i].name, pr->inst[i].rate / 1048576);
+	}
+	out_arr_close();
+	out_text("\n");
+	out_obj_close();
+}
+
+static void print_report(const struct rel_run *r, const struct run_pred *pr,
+			 const struct run_cmd *c)
 {
 	out_obj_open(NULL);
 	print_registration(run_hooks_state());
@@ -369,6 +428,7 @@ static void print_report(const struct rel_run *r, const struct run_pred *pr)
 		out_double("fraction", " at fraction %.3f", r->fraction);
 	out_text("\n");
 	print_search(pr, r->n);
+	print_model_input(pr, c, r->n);
 	out_text("name     requested     start       end predicted\n");
 	out_arr_open("instances");
 	for (int i = 0; i < r->n; i++)
@@ -445,6 +505,27 @@ static void save_search(struct tjw *w, const struct run_pred *pr, int n)
 	tjw_obj_close(w);
 }
 
+static void save_model_input(struct tjw *w, const struct run_pred *pr,
+			     const struct run_cmd *c, int n)
+{
+	if (!pr->sys.nbw) {
+		tjw_null(w, "model_input");
+		return;
+	}
+	tjw_obj_open(w, "model_input");
+	tjw_num(w, "cache_bytes", pr->sys.cache);
+	tjw_bool(w, "steer", c->args.steer > 0);
+	tjw_arr_open(w, "bw_bps");
+	for (int k = 0; k < pr->sys.nbw; k++)
+		tjw_num(w, NULL, pr->sys.bw[k]);
+	tjw_arr_close(w);
+	tjw_arr_open(w, "rate_bps");
+	for (int i = 0; i < n; i++)
+		tjw_num(w, NULL, pr->inst[i].rate);
+	tjw_arr_close(w);
+	tjw_obj_close(w);
+}
+
 static void save_hooks(struct tjw *w, const struct rel_run *r, const struct run_hooks_state *h)
 {
 	tjw_str(w, "dataset_name", h->name);
@@ -502,6 +583,7 @@ static int save_report(const char *path, const struct run_cmd *c, const struct r
 		save_inst(&w, r, pr, c->cmds[i], i);
 	tjw_arr_close(&w);
 	save_search(&w, pr, r->n);
+	save_model_input(&w, pr, c, r->n);
 	save_hooks(&w, r, run_hooks_state());
 	tjw_obj_close(&w);
 	err = tjw_finish(&w);
@@ -552,7 +634,7 @@ int cmd_run_start(int argc, char **argv)
 		.name = c.name, .module = !c.no_register, .tracker = !c.no_track }));
 	fflush(stdout);		/* nothing buffered may be written twice by a child */
 	err = rel_run(&r, c.dataset, &ds);
-	print_report(&r, &pr);
+	print_report(&r, &pr, &c);
 	if (c.report && (ret = save_report(c.report, &c, &r, &pr)))
 		ctl_err("%s: %s", c.report, strerror(-ret));
 	if (err == -ECHILD)
@@ -574,5 +656,6 @@ TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "--dataset DIR [--stagger auto|SECONDS[,SECONDS...]|progress:FRACTION] "
 	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
 	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
+	   "[--steer on|off] [--nosteer-fraction F] "
 	   "-- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")
