@@ -159,9 +159,14 @@ out_free:
 	return err;
 }
 
+/* wall times of the import and of the prediction, for the record */
+struct predict_timing {
+	double import_ms, predict_ms;
+};
+
 static void print_prediction(const char *onnx, const char *src, const struct tp_model *m,
 			     const struct tp_job *job, const struct tp_graph *g,
-			     const struct tp_prediction *p)
+			     const struct tp_prediction *p, const struct predict_timing *t)
 {
 	struct tp_graph_stats st;
 
@@ -180,7 +185,13 @@ static void print_prediction(const char *onnx, const char *src, const struct tp_
 	out_double("total_s", "predicted iteration:   %.4f s\n", p->total_s);
 	out_str("model", "model: %s", src);
 	out_str("trained_on", ", trained on %s", tp_model_trained_on(m));
-	out_str("backend", ", backend %s\n", tp_backend_name(tp_model_backend(m)));
+	out_str("backend", ", backend %s", tp_backend_name(tp_model_backend(m)));
+	out_str("device", " on %s\n", job->dev ? job->dev->name : "?");
+	out_double("import_ms", "import %.2f ms", t->import_ms);
+	out_double("predict_ms", ", prediction %.2f ms\n", t->predict_ms);
+	if (!st.shapes_known)
+		out_text("warning: intermediate shapes unknown, FLOPs undercounted: run "
+			 "onnx.shape_inference.infer_shapes(model, data_prop=True) first\n");
 	out_obj_close();
 }
 
@@ -188,9 +199,12 @@ static int cmd_predict_one(int argc, char **argv)
 {
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
+	struct predict_timing t;
 	struct tp_prediction p;
+	struct tp_device dev;
 	struct predict_opts o;
 	const char *src;
+	double t0, t1;
 	int err = parse_opts(argc, argv, &o);
 
 	if (err || optind != argc - 1 || o.job.batch <= 0) {
@@ -198,16 +212,24 @@ static int cmd_predict_one(int argc, char **argv)
 			ctl_err("need one MODEL.onnx and --batch B");
 		return err ? err : ctl_usage("predict", NULL);
 	}
+	t0 = now_s();
 	err = tp_graph_load_onnx(argv[optind], &g);
 	if (err)
 		return lib_err(err, "cannot import the graph");
+	t.import_ms = 1e3 * (now_s() - t0);
 	err = open_model(&o, &m, &src);
+	/* the features of the device this runs on; a model trained on another
+	 * device has zero weights for them (Documentation/predictor.md) */
+	if (!err && !tp_device_query(tp_model_backend(m), &dev))
+		o.job.dev = &dev;
 	if (!err) {
+		t1 = now_s();
 		err = tp_predict(m, g, &o.job, &p);
+		t.predict_ms = 1e3 * (now_s() - t1);
 		if (err)
 			lib_err(err, "prediction failed");
 		else
-			print_prediction(argv[optind], src, m, &o.job, g, &p);
+			print_prediction(argv[optind], src, m, &o.job, g, &p, &t);
 	}
 	tp_model_free(m);
 	tp_graph_free(g);
@@ -265,6 +287,8 @@ static void print_eval(const struct tp_eval_result *r)
 		   r->mape_ours_all);
 	out_double("mape_ernest", "MAPE Ernest: %.2f%%\n", r->mape_ernest);
 	out_double("ratio", "Ernest / ours: %.2fx\n", r->mape_ernest / r->mape_ours);
+	out_double("mape_ernest_loo", "(Ernest fitted on all other runs of the architecture: "
+		   "%.2f%% over all runs)\n", r->mape_ernest_loo);
 	out_double("train_seconds", "training and scoring took %.1f s\n", r->train_seconds);
 	out_obj_close();
 }

@@ -105,6 +105,7 @@ void tp_raw_features(const struct tp_model *m, const struct tp_graph *g, double 
 void tp_reg_input(const struct tp_model *m, const float *gvec, const double *raw, float *x);
 
 /* primitives (nn.c) */
+/* (restrict in the definitions: the arguments never overlap) */
 void tp_linear_fwd(float *y, const float *x, const float *w, const float *b, int in, int out);
 void tp_linear_bwd(float *dx, float *dw, float *db, const float *dy, const float *x,
 		   const float *w, int in, int out);

@@ -199,8 +199,12 @@ int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
 	if (err)
 		return err;
 	err = tp_model_alloc(&cfg, &m);
-	if (err)
-		return tp_fail(err, "model file: %s", tp_errmsg());
+	if (err) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
+		return tp_fail(err, "model file: %s", msg);
+	}
 	if (nfeat != (uint32_t)m->nfeat || nparams != m->nparams) {
 		err = tp_fail(-EBADMSG, "model file: %u features and %llu parameters do not "
 			      "match its configuration (%d, %zu)", nfeat,

@@ -113,7 +113,7 @@ static int pb_string(struct pb *b, uint32_t wt, struct pb_str *s)
 
 static int pb_int(struct pb *b, uint32_t wt, int64_t *v)
 {
-	uint64_t u;
+	uint64_t u = 0;
 	int err;
 
 	if (wt != WT_VARINT)

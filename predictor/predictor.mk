@@ -45,13 +45,17 @@ CTL_CFLAGS  += -Ipredictor/include
 CTL_LDLIBS  += $(PRED_LIB) $(PRED_LDLIBS)
 $(B)/tandemctl $(B)/asan/libtandemctl.a: $(PRED_LIB)
 
+# the encoder's loops need -O3's vectoriser (after CFLAGS' -O2)
+PRED_OPT :=
+$(B)/predictor/nn.o $(B)/asan/predictor/nn.o $(B)/predictor/model.o: PRED_OPT := -O3
+
 $(B)/predictor/%.o: predictor/%.c $(PRED_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PRED_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(PRED_CFLAGS) $(PRED_OPT) -c -o $@ $<
 
 $(B)/asan/predictor/%.o: predictor/%.c $(PRED_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(PRED_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(SANFLAGS) $(PRED_CFLAGS) $(PRED_OPT) -c -o $@ $<
 
 # the default model is assembled in with .incbin (path relative to the top)
 $(B)/predictor/default_model.o: predictor/default_model.S predictor/data/default.tpm

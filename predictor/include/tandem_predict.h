@@ -179,6 +179,7 @@ struct tp_eval_result {
 	double mape_ours_all;	/* over every run of every held-out architecture */
 	double mape_ours;	/* over the eval runs */
 	double mape_ernest;	/* over the eval runs */
+	double mape_ernest_loo;	/* every run from all the architecture's others */
 	double train_seconds;	/* wall time of all fold trainings */
 };
 /* Leave-architecture-out cross-validation with `folds` groups of whole

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tandemctl predict from the command line: the built-in model predicts
+# without any file, JSON output, the all-reduce term against its formula
+# computed here, the GHN-2 node count against python3-onnx's expectations,
+# clear one-line errors for bad graphs, models and arguments, and a small
+# train -> predict -> eval round trip.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/ksft.sh"
+T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
+D=$top/predictor/data
+ksft_plan 10
+if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
+	for i in $(seq 10); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	ksft_finish
+fi
+tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+# 1: out of the box, text
+"$T" predict "$D/onnx/resnet50.onnx" --batch 8 >out.txt 2>err.txt
+ksft_check "built-in model predicts ResNet-50" grep -q "^predicted iteration: *[0-9.]* s" out.txt
+
+# 2-3: JSON; multi-GPU adds 2(p-1)/p * 4 * params / bw + 2(p-1) * lat
+"$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 >one.json
+"$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 --gpus 8 --nodes 2 --bw-inter 10 >dist.json
+ksft_expect_eq "JSON: compute time positive, no all-reduce on one GPU" \
+	"$(jq '.compute_s > 0 and .allreduce_s == 0 and .total_s == .compute_s' one.json)" true
+want=$(jq '.params' one.json | awk '{ printf "%.6f", 2 * 15 / 16 * 4 * $1 / 10e9 + 30 * 20e-6 }')
+ksft_expect_eq "all-reduce of 8 GPUs x 2 nodes over 10 GB/s" \
+	"$(jq '.allreduce_s' dist.json | awk '{ printf "%.6f", $1 }')" "$want"
+
+# 4: GHN-2 nodes of the import = python3-onnx's expectation
+want=$(awk '$1 == "resnet50" { for (i = 2; i <= NF; i++) if ($i ~ /^ghn_nodes=/) print substr($i, 11) }' \
+	"$D/onnx_expect.txt")
+ksft_expect_eq "predict graph -j: ResNet-50 nodes as onnx_expect.txt" \
+	"$("$T" -j predict graph "$D/onnx/resnet50.onnx" | jq .nodes)" "$want"
+
+# 5-7: errors are one clear line and exit 1
+printf 'not a protobuf at all' >bad.onnx
+"$T" predict bad.onnx --batch 4 >/dev/null 2>err.txt; rc=$?
+ksft_check "garbage graph: exit 1, 'malformed ONNX'" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'malformed ONNX' err.txt && [ \$(wc -l <err.txt) -eq 1 ]"
+head -c 1000 "$D/default.tpm" >trunc.tpm
+"$T" predict "$D/onnx/resnet18.onnx" --batch 4 --model trunc.tpm >/dev/null 2>err.txt; rc=$?
+ksft_check "truncated model file: exit 1, 'truncated'" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'truncated' err.txt"
+"$T" predict "$D/onnx/resnet18.onnx" >/dev/null 2>err.txt; rc=$?
+ksft_check "missing --batch: exit 1 with usage" sh -c "[ $rc -eq 1 ] && grep -q 'Usage' err.txt"
+
+# 8-10: train on a small CSV, predict with the result, evaluate
+{
+	grep '^#' "$D/runs.csv"
+	grep '^arch,' "$D/runs.csv"
+	grep -E "^(resnet18|squeezenet1_1|vgg11_gap|mobilenet_v3_small|darts002|darts003)," \
+		"$D/runs.csv"
+} | sed "s|,onnx/|,$D/onnx/|" >small.csv
+"$T" -j predict train --data small.csv --out small.tpm --epochs 20 --hid 8 >train.json 2>err.txt
+ksft_expect_eq "train: 6 architectures, model file written" \
+	"$(jq '.archs' train.json 2>/dev/null)-$([ -s small.tpm ] && echo ok)" "6-ok"
+"$T" -j predict "$D/onnx/resnet18.onnx" --batch 4 --model small.tpm >p.json 2>err.txt
+ksft_expect_eq "predict with the trained file names it" \
+	"$(jq -r '.model' p.json 2>/dev/null)" "small.tpm"
+"$T" -j predict eval --data small.csv --folds 3 --epochs 10 --hid 8 >eval.json 2>err.txt
+ksft_expect_eq "eval: 3 folds over 6 architectures, both MAPEs finite" \
+	"$(jq '.folds == 3 and .archs == 6 and .mape_ours > 0 and .mape_ernest > 0' eval.json 2>/dev/null)" true
+ksft_finish
