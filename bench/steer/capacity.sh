@@ -10,8 +10,10 @@
 #       [--out DIR]
 #
 # One VM boot per configuration (a fresh disk and memory each time), running
-# vm-capacity.sh; with --repeat N the configurations take turns N times. Defaults: node 0 768 MiB, node 1 1024 MiB, disk 50 MiB/s,
-# 640 files of 1 MiB, 3 epochs, 10ms of compute per file.
+# vm-capacity.sh; with --repeat N the configurations take turns N times.
+# Configurations: off, steer, prefetch, and prefetch:R (prefetch capped at
+# R MB/s). Defaults: node 0 768 MiB, node 1 1024 MiB, disk 50 MiB/s, 640
+# files of 1 MiB, 3 epochs, 10ms of compute per file.
 # Variants:
 #   static  a 520 MiB model, fixed during the jobs; after them it asks for
 #           128 MiB more with the default policy (where does that land?)
@@ -24,7 +26,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 configs=off,steer,prefetch variant=static node0=768 node1=1024 bps=52428800
-nfiles=640 mib=1 model= grow= epochs=3 compute=10ms repeat=1 out=
+nfiles=640 mib=1 model='' grow='' epochs=3 compute=10ms repeat=1 out=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--configs) configs=$2; shift ;;
@@ -58,13 +60,16 @@ done
 out=${out:-$top/$B/bench/steer-capacity-$(date +%Y%m%d-%H%M%S)}
 specs=()
 for k in $(seq 1 "$repeat"); do
-	for c in ${configs//,/ }; do
-		run=$c
-		[ "$repeat" -gt 1 ] && run=$c.$k
+	for cr in ${configs//,/ }; do
+		c=${cr%%:*} rate=
+		[ "$c" != "$cr" ] && rate=${cr#*:}
+		run=$c${rate:+-$rate}
+		[ "$repeat" -gt 1 ] && run=$run.$k
 		mkdir -p "$out/$run/files"
 		cp "$sb" "$out/$run/files/"
 		cat >"$out/$run/files/params.sh" <<EOF
 CONFIG=$c
+PREFETCH_RATE=$rate
 NFILES=$nfiles
 FSIZE=${mib}M
 HOG_MIB=$model

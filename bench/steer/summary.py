@@ -158,9 +158,9 @@ def capacity(specs):
                                                   v.get('AnonPages', -1))
                 for n, v in sorted(nodes.items()))))
     print()
-    print('kernel counters over the jobs (model start to the end), /proc/vmstat deltas:')
+    print("kernel counters from the model's start to the jobs' end, /proc/vmstat deltas:")
     for name, r in runs:
-        a, b = r['vmstat'].get('model', {}), r['vmstat'].get('final', {})
+        a, b = r['vmstat'].get('model', {}), r['vmstat'].get('end', {})
         keys = ('pgsteal_kswapd', 'pgsteal_direct', 'workingset_refault_file', 'numa_miss',
                 'pgmigrate_success')
         print('  %-9s %s' % (name, ' '.join('%s=%d' % (k, b.get(k, 0) - a.get(k, 0)) for k in keys)))

@@ -8,7 +8,8 @@
 #      CONFIG steer: tandem.ko loaded (defaults: steer=1, cxl_node auto = 1),
 #        the dataset registered; pages are steered as they enter the cache
 #      CONFIG prefetch: as steer, plus `tandemctl prefetch --no-wait ds` started
-#        just before the jobs (whole dataset, name order, no rate cap)
+#        just before the jobs (whole dataset, name order; no rate cap, or
+#        --rate PREFETCH_RATE MB/s when params.sh sets it)
 #   4. two jobs started together: tandemctl loadgen, EPOCHS epochs, independent
 #      shuffles (seeds 1 and 2), COMPUTE per 1-file batch
 #   5. GROW_AT=N: when job A starts epoch N (0-based), the model takes GROW_MIB
@@ -60,14 +61,16 @@ if [ "$CONFIG" != off ]; then
 fi
 s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
-[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ds || exit 1; }
-for j in A B; do
-	seed=1
-	[ $j = B ] && seed=2
-	tandemctl -j loadgen "$D" --epochs "$EPOCHS" --order shuffle --seed $seed \
-		--compute "$COMPUTE" --timeline /tmp/$j.csv >/tmp/$j.json 2>/tmp/$j.err &
-	eval "pid_$j=\$!"
-done
+# options before DATASET: `prefetch DATASET --rate R` is refused (see steering.md)
+[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "$PREFETCH_RATE"} ds || exit 1; }
+job() { # NAME SEED: one training job in the background
+	tandemctl -j loadgen "$D" --epochs "$EPOCHS" --order shuffle --seed "$2" \
+		--compute "$COMPUTE" --timeline "/tmp/$1.csv" >"/tmp/$1.json" 2>"/tmp/$1.err" &
+}
+job A 1
+pid_A=$!
+job B 2
+pid_B=$!
 
 if [ "$GROW_AT" != end ]; then
 	# the timeline is written through stdio: seen within ~100 iterations
