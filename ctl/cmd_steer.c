@@ -85,14 +85,14 @@ int dataset_state_get(uint32_t id, struct dataset_state *st)
 	return tnl_request(&req);
 }
 
-void dataset_state_print(const struct dataset_state *st)
+void dataset_state_print(const char *key, const struct dataset_state *st)
 {
 	int last = 0;
 
 	for (int i = 0; i < DATASET_MAX_NODES; i++)
 		if (st->node_pages[i])
 			last = i + 1;
-	out_obj_open(NULL);
+	out_obj_open(key);
 	out_u64("id", "dataset %llu", st->id);
 	out_str("name", " (%s):", st->name);
 	out_u64("pages_cached", " %llu pages cached", st->pages_cached);
@@ -177,7 +177,7 @@ static int cmd_steer(int argc, char **argv)
 	int64_t v;
 	int opt, err;
 
-	optind = 1;
+	optind = 0;	/* reinitialise getopt: main() parsed in "+" mode */
 	while ((opt = getopt_long(argc, argv, "n:Wt:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
@@ -214,9 +214,10 @@ static int cmd_steer(int argc, char **argv)
 		after.cnt[TANDEM_CNT_STEERED] - before.cnt[TANDEM_CNT_STEERED]);
 	out_double("seconds", " in %.3f s", secs);
 	out_double("gb_per_s", " (%.3f GB/s)\n", (after.cnt[TANDEM_CNT_STEERED] -
-				     before.cnt[TANDEM_CNT_STEERED]) * 4096.0 / 1e9 / (secs > 0 ? secs : 1e-9));
+				     before.cnt[TANDEM_CNT_STEERED]) * (double)sysconf(_SC_PAGESIZE) /
+		   1e9 / (secs > 0 ? secs : 1e-9));
+	dataset_state_print("dataset", &after);
 	out_obj_close();
-	dataset_state_print(&after);
 	return 0;
 }
 
@@ -341,7 +342,7 @@ static int cmd_prefetch(int argc, char **argv)
 		err = dataset_resolve(argv[2], &r.id);
 		return err ? err : prefetch_cancel(r.id);
 	}
-	optind = 1;
+	optind = 0;	/* reinitialise getopt: main() parsed in "+" mode */
 	while ((opt = getopt_long(argc, argv, "f:o:r:W", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -404,7 +405,7 @@ static int residency_all(struct nlattr **tb, void *out)
 
 	(void)out;
 	if (!err)
-		dataset_state_print(&st);
+		dataset_state_print(NULL, &st);
 	return err;
 }
 
@@ -439,7 +440,7 @@ static int cmd_residency(int argc, char **argv)
 	if (!err)
 		err = dataset_state_get(id, &st);
 	if (!err)
-		dataset_state_print(&st);
+		dataset_state_print(NULL, &st);
 	return err;
 }
 

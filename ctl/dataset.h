@@ -24,7 +24,7 @@ struct dataset_state {
 
 int dataset_state_get(uint32_t id, struct dataset_state *st);
 /* one dataset's residency, text or JSON object */
-void dataset_state_print(const struct dataset_state *st);
+void dataset_state_print(const char *key, const struct dataset_state *st);
 /* every dataset's residency as a JSON array "datasets" (text: one block each) */
 int dataset_residency_print_all(void);
 

@@ -89,8 +89,13 @@ static int tandem_dataset_fill_state(struct sk_buff *skb, struct tandem_dataset 
 {
 	u64 cnt[__TANDEM_CNT_MAX], *pages;
 	struct tandem_prefetch_info pf;
-	int i, err;
+	int i, err, pending;
 
+	/*
+	 * The queue count first: when it reads 0, the counters read after it
+	 * include all the work it counted (pairs with the worker's barrier).
+	 */
+	pending = atomic_read_acquire(&ds->steer_queued);
 	for (i = 0; i < __TANDEM_CNT_MAX; i++)
 		cnt[i] = atomic64_read(&ds->cnt[i]);
 	pages = kcalloc(nr_node_ids, sizeof(*pages), GFP_KERNEL);
@@ -100,7 +105,7 @@ static int tandem_dataset_fill_state(struct sk_buff *skb, struct tandem_dataset 
 	tandem_prefetch_info(ds, &pf);
 	err = -EMSGSIZE;
 	if (nla_put_s32(skb, TANDEM_A_DATASET_NODE, ds->node) ||
-	    nla_put_u32(skb, TANDEM_A_STEER_PENDING, atomic_read(&ds->steer_queued)) ||
+	    nla_put_u32(skb, TANDEM_A_STEER_PENDING, pending) ||
 	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_COUNTERS, cnt, __TANDEM_CNT_MAX) ||
 	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_NODE_PAGES, pages, nr_node_ids) ||
 	    nla_put_u8(skb, TANDEM_A_PREFETCH_STATE, pf.state) ||

@@ -13,13 +13,16 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ioport.h>
+#include <linux/memory_hotplug.h>
+#include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/nodemask.h>
 
 #include "tandem.h"
 
 struct tandem_kmem_scan {
-	u64 bytes;		/* driver-managed System RAM in the node's span */
+	int nid;
+	u64 bytes;		/* online driver-managed System RAM of the node */
 	unsigned long desc;	/* IORES_DESC_* of the range it was carved from */
 };
 
@@ -45,19 +48,25 @@ static unsigned long tandem_kmem_origin(u64 start, u64 end)
 static int tandem_kmem_cb(struct resource *res, void *arg)
 {
 	struct tandem_kmem_scan *scan = arg;
-	unsigned long desc = tandem_kmem_origin(res->start, res->end);
+	struct page *page = pfn_to_online_page(PHYS_PFN(res->start));
+	unsigned long desc;
 
+	/* node spans can interleave: count only memory online on this node */
+	if (!page || page_to_nid(page) != scan->nid)
+		return 0;
+	desc = tandem_kmem_origin(res->start, res->end);
 	scan->bytes += resource_size(res);
 	if (scan->desc == IORES_DESC_NONE)
 		scan->desc = desc;
 	return 0;
 }
 
-/* driver-managed (dax/kmem) System RAM within nid's pfn span */
+/* online driver-managed (dax/kmem) System RAM of nid, within its pfn span */
 static void tandem_node_kmem(int nid, struct tandem_kmem_scan *scan)
 {
 	u64 start = PFN_PHYS(node_start_pfn(nid)), end = PFN_PHYS(node_end_pfn(nid));
 
+	scan->nid = nid;
 	scan->bytes = 0;
 	scan->desc = IORES_DESC_NONE;
 	if (end > start)

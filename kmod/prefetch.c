@@ -24,6 +24,11 @@
 #include "tandem.h"
 
 #define TANDEM_PF_BATCH		256	/* pages: 1 MiB reads */
+/*
+ * Batches in flight at most: the prefetch never queues more than this much
+ * ahead of the jobs' own reads, and "done" means read, not just submitted.
+ */
+#define TANDEM_PF_INFLIGHT	4
 
 struct tandem_prefetch {
 	struct work_struct work;
@@ -39,7 +44,31 @@ struct tandem_prefetch {
 	u64 pages_total;
 	u64 bytes_read;			/* submitted, for pacing */
 	ktime_t start, end;
+	struct folio *inflight[TANDEM_PF_INFLIGHT];	/* last folio of each batch, oldest first */
+	int nr_inflight;
 };
+
+/* Wait for the oldest batch in flight to be read (its last folio unlocked). */
+static void tandem_pf_wait_oldest(struct tandem_prefetch *pf)
+{
+	struct folio *folio = pf->inflight[0];
+
+	folio_wait_locked(folio);
+	folio_put(folio);
+	memmove(pf->inflight, pf->inflight + 1, --pf->nr_inflight * sizeof(pf->inflight[0]));
+}
+
+static void tandem_pf_track(struct tandem_prefetch *pf, struct address_space *mapping,
+			    pgoff_t last)
+{
+	struct folio *folio = filemap_get_folio(mapping, last);
+
+	if (!folio)
+		return;	/* already gone (truncated): nothing to wait for */
+	if (pf->nr_inflight == TANDEM_PF_INFLIGHT)
+		tandem_pf_wait_oldest(pf);
+	pf->inflight[pf->nr_inflight++] = folio;
+}
 
 static bool tandem_pf_cancelled(struct tandem_prefetch *pf)
 {
@@ -146,6 +175,7 @@ static long tandem_pf_batch(struct tandem_prefetch *pf, struct file *file,
 		goto out_unlock;
 	}
 	tandem_pf_read(&rac);
+	tandem_pf_track(pf, mapping, index + i - 1);
 	atomic64_add(i, &pf->ds->cnt[TANDEM_CNT_PREFETCHED]);
 	pf->bytes_read += (u64)i << PAGE_SHIFT;
 	ret = i;
@@ -200,6 +230,8 @@ static void tandem_pf_workfn(struct work_struct *work)
 
 	for (i = 0; i < pf->nfiles && !err && !tandem_pf_cancelled(pf); i++)
 		err = tandem_pf_file(pf, pf->files[i]);
+	while (pf->nr_inflight)
+		tandem_pf_wait_oldest(pf);
 	pf->end = ktime_get();
 	if (err)
 		pr_warn("prefetch of dataset %u stopped: no memory on node %d\n",

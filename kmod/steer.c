@@ -347,6 +347,8 @@ static void tandem_steer_workfn(struct work_struct *work)
 		if (!f)
 			break;
 		tandem_steer_file(f, start, end, &delay);
+		/* counters before the queue count: see tandem_dataset_fill_state() */
+		smp_mb__before_atomic();
 		atomic_dec(&f->ds->steer_queued);
 		tandem_file_put(f);
 		cond_resched();

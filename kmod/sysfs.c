@@ -234,7 +234,7 @@ static ssize_t target_node_show(struct kobject *kobj, struct kobj_attribute *att
 static ssize_t steer_pending_show(struct kobject *kobj, struct kobj_attribute *attr,
 				  char *buf)
 {
-	return sysfs_emit(buf, "%d\n", atomic_read(&to_dataset(kobj)->steer_queued));
+	return sysfs_emit(buf, "%d\n", atomic_read_acquire(&to_dataset(kobj)->steer_queued));
 }
 
 static const char *const tandem_prefetch_states[] = {

@@ -107,7 +107,9 @@ TEST(full_pass_moves_cached_pages_to_node1)
 	read_all(NFILES);
 	file1_before = node_meminfo_kb(1, "FilePages");
 	sh("echo 1 > /sys/kernel/tandem/steer");
-	ASSERT_EQ(0, sh("tandemctl steer steer > /dev/null"));
+	/* one JSON document; the count it reports is complete when the pass is */
+	EXPECT_EQ(0, sh("tandemctl -j steer steer | /usr/bin/jq -e '.pages_steered == %ld and "
+			".dataset.node_pages[1] == %ld' > /dev/null", PAGES_ALL, PAGES_ALL));
 	file1_after = node_meminfo_kb(1, "FilePages");
 	EXPECT_GE(file1_after - file1_before, PAGES_ALL * 4 * 95 / 100);
 	EXPECT_EQ(PAGES_ALL, nodes_of_all(NFILES, nodes));
@@ -422,7 +424,7 @@ TEST(prefetch_can_be_cancelled)
 	long done;
 
 	ASSERT_EQ(0, setup("", NFILES, FSIZE));
-	ASSERT_EQ(0, sh("tandemctl prefetch --rate 2 --no-wait steer"));
+	ASSERT_EQ(0, sh("tandemctl prefetch steer --rate 2 --no-wait"));	/* options last */
 	usleep(500000);
 	ASSERT_EQ(0, sh("tandemctl prefetch cancel steer"));
 	usleep(300000);
