@@ -189,8 +189,19 @@ static int tandem_migrate_folio(struct folio *folio, struct address_space *mappi
 		return TANDEM_IN_PLACE;
 	if (folio_test_large(folio))
 		return TANDEM_CNT_SKIP_LARGE;
-	if (!folio_trylock(folio))
-		return TANDEM_CNT_SKIP_LOCKED;
+	if (!folio_trylock(folio)) {
+		/*
+		 * Locked and not uptodate: its read is in flight (the probe
+		 * fires at insertion). Waiting for it here costs no CPU, where
+		 * polling again later re-walks the range; other holders of
+		 * the lock are left alone and retried.
+		 */
+		if (folio_test_uptodate(folio))
+			return TANDEM_CNT_SKIP_LOCKED;
+		folio_wait_locked(folio);
+		if (!folio_trylock(folio))
+			return TANDEM_CNT_SKIP_LOCKED;
+	}
 	why = tandem_folio_check(folio, mapping);
 	if (why)
 		goto out_unlock;
