@@ -1,32 +1,16 @@
 #!/bin/sh
-# Runs inside the VM rig (busybox sh, cwd /mnt/data): the module's control
-# plane on an embedded default dataset.
-set -e
-step() { echo; echo "### $*"; }
-step "load tandem.ko (cxl_node=-1: auto-detect the CPU-less memory node)"
-insmod /lib/tandem/tandem.ko cxl_node=-1
-dmesg | grep 'tandem: loaded' | sed 's/^\[[^]]*\] //'
-step "tandemctl status"
-tandemctl status
-step "generate a dataset: 64 files of 256 KiB on the throttled disk"
-mkdir -p /mnt/data/demo
-i=0
-while [ $i -lt 64 ]; do
-	dd if=/dev/urandom of=/mnt/data/demo/sample$i bs=64k count=4 2>/dev/null
-	i=$((i + 1))
+# make demo, inside the VM rig (busybox sh, cwd /mnt/data): node 1 is a
+# CPU-less memory node (the emulated CXL memory), /mnt/data a throttled
+# virtio disk (the remote dataset store). scripts/demo.sh put the scenario
+# (params.sh) and the steps (vm-stagger.sh, from bench/stagger/) in /extra:
+# tandem.ko, a generated dataset, calibration, then two training instances
+# (tandemctl loadgen) released by `tandemctl run --stagger auto`, and again
+# with simultaneous start.
+echo "### the VM: $(grep -c ^processor /proc/cpuinfo) CPUs; memory per NUMA node:"
+for n in /sys/devices/system/node/node*; do
+	echo "#   ${n##*/}: $(awk '/MemTotal/ { printf "%d MiB", $4 / 1024 }' "$n/meminfo"), CPUs: $(cat "$n/cpulist" | sed 's/^$/none/')"
 done
-sync
-echo 3 >/proc/sys/vm/drop_caches
-step "tandemctl dataset add demo /mnt/data/demo"
-tandemctl dataset add demo /mnt/data/demo
-step "read half of it, then tandemctl dataset list"
-cat /mnt/data/demo/sample1* /mnt/data/demo/sample2* >/dev/null
-tandemctl dataset list
-step "sysfs: /sys/kernel/tandem/datasets/1/"
-for f in name files bytes pages_cached; do echo "$f: $(cat /sys/kernel/tandem/datasets/1/$f)"; done
-step "tandemctl -j dataset show demo (first 300 characters)"
-tandemctl -j dataset show demo | cut -c1-300
-step "unregister and unload"
-tandemctl dataset del demo
-rmmod tandem
-echo "demo finished"
+echo "### tandem.ko, the dataset, calibration, the two runs (comments from each step follow)"
+. /extra/vm-stagger.sh
+echo "### tandemctl residency (tandem.ko's view of the dataset after the last run)"
+tandemctl residency ds | sed 's/^/#   /'

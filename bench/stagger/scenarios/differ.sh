@@ -1,0 +1,7 @@
+# Jobs that differ: A needs 40 ms per file, B 6 ms; dataset fits; independent shuffles
+NAME=differ
+NODE0=384 NODE1=256 BPS=26214400
+NFILES=200 FSIZE_MIB=1
+EPOCHS_A=2 STEP_A=40ms STEP_B=6ms ORDER_A=indep SEED_A=1 SEED_B=2
+GRID="-4 0 2 4 6 8 12 16"
+REPS=2
