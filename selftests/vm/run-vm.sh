@@ -167,9 +167,9 @@ kmem)
 		"${n0[@]}" -numa node,nodeid=1
 		-device nvdimm,memdev=nv0,id=nvdimm0,node=1) ;;
 cxl)
-	# a fresh label area every boot (a stale one fails region assembly);
-	# the second, empty root port keeps the device from reading as zeros
-	# (files, sparse, removed after the run). CXL decodes 256 MiB units and
+	# as advised when this was first tried by hand (issue 7): a fresh label
+	# area every boot, and a second, empty root port (with one, the memory
+	# read as zeros). Backing files are sparse, removed after the run. CXL decodes 256 MiB units and
 	# dax/kmem loses the first 128 MiB block to the namespace's metadata.
 	rm -f "$vm/cxl-lsa0.raw" "$vm/cxl-mem0.raw"
 	cxlmb=$(((node1 + 128 + 255) / 256 * 256))
