@@ -142,7 +142,7 @@ static void find_region(const char *root, struct numa_dax *out)
 static int find_dax(const char *root, int node, struct numa_dax *out)
 {
 	char base[SYSFS_PATH], path[SYSFS_PATH * 2];
-	unsigned long long target;
+	unsigned long long target, v;
 	struct dirent *e;
 	DIR *d;
 
@@ -164,9 +164,11 @@ static int find_dax(const char *root, int node, struct numa_dax *out)
 	if (!out->dax[0])
 		return -ENOENT;
 	snprintf(path, sizeof(path), "%s/%s/resource", base, out->dax);
-	read_num(path, (unsigned long long *)&out->start);
+	if (!read_num(path, &v))
+		out->start = v;
 	snprintf(path, sizeof(path), "%s/%s/size", base, out->dax);
-	read_num(path, (unsigned long long *)&out->size);
+	if (!read_num(path, &v))
+		out->size = v;
 	snprintf(path, sizeof(path), "%s/%s/driver", base, out->dax);
 	if (link_tail(path, out->driver, sizeof(out->driver), NULL, 0))
 		out->driver[0] = 0;
