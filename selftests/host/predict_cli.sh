@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # tandemctl predict from the command line: the built-in model predicts
-# without any file, JSON output, the all-reduce term against its formula
-# computed here, the GHN-2 node count against python3-onnx's expectations,
+# without any file and close to a measured run, JSON output, the all-reduce
+# term against its formula computed here, the GHN-2 node count against python3-onnx's expectations,
 # clear one-line errors for bad graphs, models and arguments, and a small
 # train -> predict -> eval round trip.
 set -u
@@ -10,9 +10,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 D=$top/predictor/data
-ksft_plan 10
+ksft_plan 11
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 10); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	for i in $(seq 11); do ksft_skip "predict cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
@@ -38,7 +38,15 @@ want=$(awk '$1 == "resnet50" { for (i = 2; i <= NF; i++) if ($i ~ /^ghn_nodes=/)
 ksft_expect_eq "predict graph -j: ResNet-50 nodes as onnx_expect.txt" \
 	"$("$T" -j predict graph "$D/onnx/resnet50.onnx" | jq .nodes)" "$want"
 
-# 5-7: errors are one clear line and exit 1
+# 5: the built-in model is trained on the committed runs: ResNet-50 at batch
+# 32 within 30 % of the time measured by profile.py
+meas=$(awk -F, '$1 == "resnet50" && $4 == 32 { print $9 }' "$D/runs.csv")
+"$T" -j predict "$D/onnx/resnet50.onnx" --batch 32 >b32.json
+ksft_diag "ResNet-50 batch 32: measured ${meas} s, predicted $(jq .compute_s b32.json) s"
+ksft_check "built-in model: ResNet-50 batch 32 within 30 % of the measurement" \
+	awk -v m="$meas" -v p="$(jq .compute_s b32.json)" 'BEGIN { d = (p - m) / m; exit !(m > 0 && d < 0.3 && d > -0.3) }'
+
+# 6-8: errors are one clear line and exit 1
 printf 'not a protobuf at all' >bad.onnx
 "$T" predict bad.onnx --batch 4 >/dev/null 2>err.txt; rc=$?
 ksft_check "garbage graph: exit 1, 'malformed ONNX'" \
@@ -50,7 +58,7 @@ ksft_check "truncated model file: exit 1, 'truncated'" \
 "$T" predict "$D/onnx/resnet18.onnx" >/dev/null 2>err.txt; rc=$?
 ksft_check "missing --batch: exit 1 with usage" sh -c "[ $rc -eq 1 ] && grep -q 'Usage' err.txt"
 
-# 8-10: train on a small CSV, predict with the result, evaluate
+# 9-11: train on a small CSV, predict with the result, evaluate
 {
 	grep '^#' "$D/runs.csv"
 	grep '^arch,' "$D/runs.csv"
