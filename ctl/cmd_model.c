@@ -38,6 +38,7 @@ static const struct option model_opts[] = {
 	{ "cxl-cache", required_argument, NULL, 'X' },
 	{ "steer", required_argument, NULL, 'S' },
 	{ "nosteer-fraction", required_argument, NULL, 'F' },
+	{ "steer-dram-fraction", required_argument, NULL, 'Q' },
 	{ "bw", required_argument, NULL, 'B' },
 	{ "eta", required_argument, NULL, 'E' },
 	{ "cpus", required_argument, NULL, 'c' },
@@ -104,6 +105,7 @@ static int model_opt(struct model_cmd *c, int opt, const char *arg)
 	case 'X': ret = units_parse_size(arg, &a->cxl_cache); break;
 	case 'S': ret = parse_onoff(arg, &a->steer); break;
 	case 'F': ret = parse_double(arg, &a->nosteer_frac); break;
+	case 'Q': ret = parse_double(arg, &a->steer_dram_frac); break;
 	case 'B': ret = model_args_parse_bw(a, arg); break;
 	case 'E': ret = parse_double(arg, &a->eta); break;
 	case 'c': ret = parse_double(arg, &a->ncpu); break;
@@ -269,7 +271,8 @@ free_profile:
 
 TANDEM_CMD(model, "model", NULL, cmd_model_show,
 	   "[--profile FILE] [--instance SPEC]... [--instances N] [--dataset-size S] "
-	   "[--cache S] [--cxl-cache S] [--steer on|off] [--bw B1[,B2]] [--eta E] "
+	   "[--cache S] [--cxl-cache S] [--steer on|off] [--nosteer-fraction F] "
+	   "[--steer-dram-fraction F] [--bw B1[,B2]] [--eta E] "
 	   "[--evict random|lru] [--grid LO:HI:STEP] [--no-search] [--plot FILE.svg|png] "
 	   "[--measured CSV]",
 	   "predicted makespan M(delta) over a grid of staggers and the best release vector")

@@ -63,6 +63,7 @@ static const struct option run_opts[] = {
 	{ "no-track", no_argument, NULL, 'T' },
 	{ "no-register", no_argument, NULL, 'N' },
 	{ "nosteer-fraction", required_argument, NULL, 'F' },
+	{ "steer-dram-fraction", required_argument, NULL, 'D' },
 	{ 0 }
 };
 
@@ -113,6 +114,7 @@ static int run_opt(struct run_cmd *c, int opt, const char *arg)
 	case 'T': c->no_track = true; return 0;
 	case 'N': c->no_register = true; return 0;
 	case 'F': return parse_double(arg, &c->args.nosteer_frac);
+	case 'D': return parse_double(arg, &c->args.steer_dram_frac);
 	}
 	return -EINVAL;
 }
@@ -467,6 +469,10 @@ static void save_inst(struct tjw *w, const struct rel_run *r, const struct run_p
 	tjw_num(w, "start_s", in->start);
 	tjw_num(w, "end_s", in->end);
 	tjw_num(w, "predicted_end_s", pr->have ? pr->res.inst[i].end : NAN);
+	/* the model's own view of the sharing, next to the tracker's */
+	tjw_num(w, "predicted_miss_bytes", pr->have ? pr->res.inst[i].miss_bytes : NAN);
+	tjw_num(w, "predicted_join_bytes", pr->have ? pr->res.inst[i].join_bytes : NAN);
+	tjw_num(w, "predicted_hit_bytes", pr->have ? pr->res.inst[i].hit_bytes : NAN);
 	/* progress:F: the fraction this one had when the next was released */
 	tjw_num(w, "progress_at_next_release",
 		r->mode == REL_PROGRESS && i + 1 < r->n ? in->loaded : NAN);
@@ -656,6 +662,6 @@ TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "--dataset DIR [--stagger auto|SECONDS[,SECONDS...]|progress:FRACTION] "
 	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
 	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
-	   "[--steer on|off] [--nosteer-fraction F] "
+	   "[--steer on|off] [--nosteer-fraction F] [--steer-dram-fraction F] "
 	   "-- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")

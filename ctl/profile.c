@@ -28,9 +28,9 @@ void profile_free(struct profile *p)
 	profile_init(p);
 }
 
-double profile_cache(const struct profile *p, bool steer, double nosteer_frac)
+double profile_cache(const struct profile *p, bool steer, double frac)
 {
-	return p->cache_dram + (steer ? 1.0 : nosteer_frac) * p->cache_cxl;
+	return steer ? frac * p->cache_dram + p->cache_cxl : p->cache_dram + frac * p->cache_cxl;
 }
 
 void profile_inst_default(struct model_inst *in, int idx)
@@ -477,13 +477,13 @@ static uint32_t default_extents(uint64_t files)
 static int build_sys(const struct model_args *a, const struct profile *p,
 		     struct model_sys *sys, char *err, size_t errlen)
 {
-	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl;
+	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl, dram;
 	bool steer = a->steer >= 0 ? a->steer : cxl > 0;
 
 	memset(sys, 0, sizeof(*sys));
 	sys->dataset = a->dataset > 0 ? a->dataset : p->dataset_bytes;
-	sys->cache = a->cache >= 0 ? a->cache + (steer ? 1.0 : a->nosteer_frac) * cxl :
-		     p->cache_dram + (steer ? 1.0 : a->nosteer_frac) * cxl;
+	dram = a->cache >= 0 ? a->cache : p->cache_dram;
+	sys->cache = steer ? a->steer_dram_frac * dram + cxl : dram + a->nosteer_frac * cxl;
 	if (a->cache < 0 && !p->cache_dram && !cxl) {
 		snprintf(err, errlen, "no cache size: give --profile or --cache");
 		return -EINVAL;

@@ -63,12 +63,13 @@ int profile_load(const char *path, struct profile *p, char *err, size_t errlen);
 int profile_save(const char *path, const struct profile *p);
 
 /*
- * Cache capacity the model gets: DRAM plus the CXL node when dataset pages
- * are steered there; without steering only the fraction nosteer_frac of the
- * CXL node is counted (how much the kernel's own fallback keeps there is to
- * be measured; 0 is the conservative default).
+ * Cache capacity the model gets. Without steering: DRAM plus the fraction
+ * frac of the CXL node (the page allocator spills there by itself: 1,
+ * measured). With steering: the CXL node plus the fraction frac of DRAM
+ * (tandem.ko moves every dataset page to the CXL node, so DRAM keeps none
+ * of them: 0, measured; Documentation/validation.md).
  */
-double profile_cache(const struct profile *p, bool steer, double nosteer_frac);
+double profile_cache(const struct profile *p, bool steer, double frac);
 
 /* Model input from a profile (may be empty) and command-line overrides. */
 struct model_args {
@@ -76,6 +77,7 @@ struct model_args {
 	double cache;			/* C; < 0: from the profile */
 	double cxl_cache;		/* CXL part of C; < 0: from the profile */
 	double nosteer_frac;		/* see profile_cache() */
+	double steer_dram_frac;		/* see profile_cache() */
 	double bw[MODEL_MAX_BW];	/* B(k); nbw = 0: from the profile */
 	int nbw;
 	double eta;			/* B(2) = eta * B(1) when > 0 */

@@ -107,7 +107,8 @@ TEST(profile_round_trip)
 	EXPECT_EQ(2, q.nbw);
 	EXPECT_TRUE(q.bw[1] == p.bw[1]);
 	EXPECT_EQ(1, q.cxl_node);
-	EXPECT_TRUE(profile_cache(&q, true, 0) == 500e6);
+	EXPECT_TRUE(profile_cache(&q, true, 0) == 200e6);	/* steered: the CXL node */
+	EXPECT_TRUE(profile_cache(&q, true, 1) == 500e6);
 	EXPECT_TRUE(profile_cache(&q, false, 0.5) == 400e6);
 	EXPECT_EQ(2, q.ninst);
 	EXPECT_TRUE(q.inst[0].m.rate == 1e8);
