@@ -42,7 +42,7 @@ echo "### booting the VM rig (QEMU TCG: node 0 384 MiB + 2 CPUs, node 1 256 MiB 
 STAGGER_STREAM=1 run_scenario "$out/params.sh" "$out/run" 0 "$top/scripts/demo-vm.sh" \
 	"$top/bench/stagger/vm-stagger.sh" || { echo "demo: the VM run failed (log: $out/run/tap.log)" >&2; exit 1; }
 scenario_report "$out/run" || exit 1
-cp "$out/run/m.svg" "$out/m.svg" 2>/dev/null || true
+cp "$out/run/m.svg" "$out/run/m.png" "$out/" 2>/dev/null || true
 
 # the table: one row per schedule
 {
@@ -72,7 +72,7 @@ echo
 echo "calibration: $(grep -a 'B(1)\|instance [AB]:\|calibration took\|page cache can use' "$out/run/notes.txt" | sed 's/^# calibrate: //' | paste -sd';' | sed 's/;/; /g')"
 echo "reports (JSON): $out/run/runs.jsonl; profile: $out/run/profile.json"
 if [ -s "$out/m.svg" ]; then
-	echo "plot of M(delta) with the measured points: $out/m.svg"
+	echo "plot of M(delta) with the measured points: $out/m.svg (and $out/m.png)"
 else
 	echo "plot not written (gnuplot missing?): $(tail -n 1 "$out/run/model.txt")"
 fi

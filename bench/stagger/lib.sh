@@ -111,11 +111,15 @@ scenario_report() {
 	jq -r '.[] | select(.kind == "grid") | .x as $x | .runs[] | "\($x),\(.)"' "$dir/points.json" >"$dir/measured.csv"
 	lo=$(jq '[.[].x] | min | if . > 0 then 0 else . end' "$dir/points.json")
 	hi=$(jq '[.[].x] | max' "$dir/points.json")
-	"$T" model --profile "$dir/profile.json" --grid "$lo:$hi:0.5" --plot "$dir/m.svg" \
-		--nosteer-fraction "$(. "$dir/extra/params.sh"; echo "${NOSTEER_FRAC:-1}")" \
-		--steer "$(jq -r 'if .model_input.steer then "on" else "off" end' <(head -n 1 "$dir/rows.jsonl"))" \
-		--measured "$dir/measured.csv" >"$dir/model.txt" 2>&1 ||
-		echo "# $name: model plot failed: $(tail -n 1 "$dir/model.txt")" >&2
+	local ext steer nosteer
+	steer=$(jq -r 'if .model_input.steer then "on" else "off" end' <(head -n 1 "$dir/rows.jsonl"))
+	nosteer=$(. "$dir/extra/params.sh"; echo "${NOSTEER_FRAC:-1}")
+	for ext in svg png; do
+		"$T" model --profile "$dir/profile.json" --grid "$lo:$hi:0.5" --plot "$dir/m.$ext" \
+			--steer "$steer" --nosteer-fraction "$nosteer" \
+			--measured "$dir/measured.csv" >"$dir/model.txt" 2>&1 ||
+			echo "# $name: model plot failed: $(tail -n 1 "$dir/model.txt")" >&2
+	done
 	scenario_table "$dir" >"$dir/table.md"
 }
 
@@ -153,7 +157,7 @@ summary() {
 			echo
 			cat "$d/table.md"
 			echo
-			echo "Plot: $d/m.svg"
+			echo "Plot: $d/m.svg (and m.png)"
 		done
 		echo
 		echo "| scenario | grid points (runs) | MAPE (min / mean) | oracle M (δ) | simultaneous M | model δ* (advice) | M(δ*) measured | vs oracle | vs simultaneous |"
