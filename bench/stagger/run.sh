@@ -6,6 +6,7 @@
 # scenario's grid of staggers and once with --stagger auto.
 #
 #   bench/stagger/run.sh [--scenarios a,b,...] [--out DIR] [--no-wait]
+#       (default scenarios: fits-indep,fits-same,differ,nodram)
 #   bench/stagger/run.sh --report DIR          # tables and plots again
 #
 # Timing matters and this machine is shared: before each boot the script
@@ -19,7 +20,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/bench/stagger
 B=${B:-build}
 T=$top/$B/tandemctl
-scenarios=fits-indep,fits-same,nofit-indep,differ out= wait=1 report_only=
+scenarios=fits-indep,fits-same,differ,nodram out= wait=1 report_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--scenarios) scenarios=$2; shift ;;
