@@ -366,7 +366,7 @@ TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
 	   "--data runs.csv --out FILE [--epochs N] [--seed S] [--hid D] [--no-ghn] [--no-stats]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
-	   "--data runs.csv [--folds K] [--ernest-points P] [--epochs N] [--per-arch]",
+	   "--data runs.csv [--folds K] [--seed S] [--ernest-points P] [--epochs N] [--per-arch]",
 	   "leave-architecture-out cross-validation, ours vs Ernest")
 TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
 	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")

@@ -12,5 +12,8 @@ for n in /sys/devices/system/node/node*; do
 done
 echo "### tandem.ko, the dataset, calibration, the two runs (comments from each step follow)"
 . /extra/vm-stagger.sh
+echo "### tandemctl status and dataset list (the detected CXL node, the registered dataset)"
+tandemctl status | sed 's/^/#   /'
+tandemctl dataset list | sed 's/^/#   /'
 echo "### tandemctl residency (tandem.ko's view of the dataset after the last run)"
 tandemctl residency ds | sed 's/^/#   /'
