@@ -280,7 +280,7 @@ static void write_script(FILE *f, const char *path, const char *data,
 	fprintf(f, "set xlabel '%s'\nset ylabel 'makespan (s)'\nset grid\n",
 		r->n == 2 ? "stagger: release of the second instance (s)" :
 		"stagger: instance k released at k*x (s)");
-	fprintf(f, "set key bottom right\nset datafile separator comma\n");
+	fprintf(f, "set key below\nset datafile separator comma\n");
 	fprintf(f, "plot '%s' using 1:2 with linespoints lw 2 title 'model M(delta)'", data);
 	if (r->searched && r->n == 2)
 		fprintf(f, ", '-' using 1:2 with points pt 7 ps 2 title 'model best'");

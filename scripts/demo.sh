@@ -69,7 +69,7 @@ cp "$out/run/m.svg" "$out/run/m.png" "$out/" 2>/dev/null || true
 	' "$out/run/rows.jsonl"
 } | tee "$out/table.txt"
 echo
-echo "calibration: $(grep -a 'B(1)\|instance [AB]:\|calibration took\|page cache can use' "$out/run/notes.txt" | sed 's/^# calibrate: //' | paste -sd';' | sed 's/;/; /g')"
+echo "calibration: $(grep -a '^# calibrate: .*\(B(1)\|instance [AB]:\|calibration took\|page cache can use\)' "$out/run/notes.txt" | sed 's/^# calibrate: //' | paste -sd';' | sed 's/;/; /g')"
 echo "reports (JSON): $out/run/runs.jsonl; profile: $out/run/profile.json"
 if [ -s "$out/m.svg" ]; then
 	echo "plot of M(delta) with the measured points: $out/m.svg (and $out/m.png)"

@@ -108,9 +108,10 @@ scenario_report() {
 	  | .auto_vs_together = (if .auto and .together.min then .auto.min / .together.min - 1 else null end)
 	  | .auto_vs_together_mean = (if .auto and .together.mean then .auto.mean / .together.mean - 1 else null end)
 	' "$dir/points.json" >"$dir/summary.json"
-	jq -r '.[] | select(.kind == "grid") | .x as $x | .runs[] | "\($x),\(.)"' "$dir/points.json" >"$dir/measured.csv"
+	jq -r '.[] | .x as $x | .runs[] | "\($x),\(.)"' "$dir/points.json" >"$dir/measured.csv"
 	lo=$(jq '[.[].x] | min | if . > 0 then 0 else . end' "$dir/points.json")
-	hi=$(jq '[.[].x] | max' "$dir/points.json")
+	# past the last measured point, so that the plot shows where M(delta) turns
+	hi=$(jq '[.[].x] | max | . + ([4, . / 2] | max) | ceil' "$dir/points.json")
 	local ext steer nosteer
 	steer=$(jq -r 'if .model_input.steer then "on" else "off" end' <(head -n 1 "$dir/rows.jsonl"))
 	nosteer=$(. "$dir/extra/params.sh"; echo "${NOSTEER_FRAC:-1}")
