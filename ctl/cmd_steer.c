@@ -173,6 +173,7 @@ static int cmd_steer(int argc, char **argv)
 	struct tnl_req req = { .cmd = TANDEM_CMD_STEER, .build = steer_build, .in = &r };
 	struct dataset_state before, after;
 	double timeout = 600, secs;
+	unsigned long long failed;
 	bool wait = true;
 	int64_t v;
 	int opt, err;
@@ -216,6 +217,10 @@ static int cmd_steer(int argc, char **argv)
 	out_double("gb_per_s", " (%.3f GB/s)\n", (after.cnt[TANDEM_CNT_STEERED] -
 				     before.cnt[TANDEM_CNT_STEERED]) * (double)sysconf(_SC_PAGESIZE) /
 		   1e9 / (secs > 0 ? secs : 1e-9));
+	failed = after.cnt[TANDEM_CNT_MIGRATE_FAILED] - before.cnt[TANDEM_CNT_MIGRATE_FAILED];
+	out_u64("pages_failed", failed ?
+		"%llu pages left where they are: no free memory on the target node\n" : NULL,
+		failed);
 	dataset_state_print("dataset", &after);
 	out_obj_close();
 	return 0;

@@ -108,7 +108,7 @@ TEST(full_pass_moves_cached_pages_to_node1)
 	file1_before = node_meminfo_kb(1, "FilePages");
 	sh("echo 1 > /sys/kernel/tandem/steer");
 	/* one JSON document; the count it reports is complete when the pass is */
-	EXPECT_EQ(0, sh("tandemctl -j steer steer | /usr/bin/jq -e '.pages_steered == %ld and "
+	EXPECT_EQ(0, sh("tandemctl -j steer steer | /usr/bin/jq -e '.pages_steered == %ld and .pages_failed == 0 and "
 			".dataset.node_pages[1] == %ld' > /dev/null", PAGES_ALL, PAGES_ALL));
 	file1_after = node_meminfo_kb(1, "FilePages");
 	EXPECT_GE(file1_after - file1_before, PAGES_ALL * 4 * 95 / 100);
