@@ -44,6 +44,7 @@ struct run_pred {
 	struct model_result res;	/* at the delta actually used */
 	struct model_sys sys;		/* what the model was given */
 	struct model_inst inst[MODEL_MAX_INST];
+	double nosteer_m;		/* M at the same release without steering, or NAN */
 };
 
 static const struct option run_opts[] = {
@@ -202,8 +203,30 @@ static bool module_steers(const struct run_cmd *c)
 	return steer == 1 && node >= 0;
 }
 
+/*
+ * The same jobs without steering, to tell when steering would cost time (a
+ * dataset larger than the CXL node thrashes there: Documentation/validation.md,
+ * nodram-steer). Optional: NULL when it cannot be built.
+ */
+static struct model *build_nosteer(const struct run_cmd *c, const struct profile *p)
+{
+	struct model_inst inst[MODEL_MAX_INST];
+	struct model_args a = c->args;
+	struct model *m = NULL;
+	struct model_sys sys;
+	char err[256];
+	int n;
+
+	a.steer = 0;
+	if (model_args_build(&a, p, &sys, inst, &n, err, sizeof(err)) || n < c->ncmds)
+		return NULL;
+	for (int i = 0; i < c->nrates && i < n; i++)
+		inst[i].rate = c->rates[i];
+	return model_new(&sys, inst, c->ncmds, &m, err, sizeof(err)) ? NULL : m;
+}
+
 static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct run_pred *pr,
-		       struct model **m)
+		       struct model **m, struct model **nosteer)
 {
 	struct model_sys sys;
 	struct profile p;
@@ -226,6 +249,8 @@ static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct ru
 	pr->sys = sys;
 	if (ret)
 		ctl_err("model: %s", err);
+	else if (c->args.steer > 0)
+		*nosteer = build_nosteer(c, &p);
 	profile_free(&p);
 	return ret;
 }
@@ -242,7 +267,8 @@ static int plan(struct run_cmd *c, const struct lg_dataset *ds, struct rel_run *
 	const char *st = c->stagger ? c->stagger : model_wanted(c) ? "auto" : "0";
 	bool is_auto = !strcmp(st, "auto");
 	double d[MODEL_MAX_INST] = { 0 };
-	struct model *m = NULL;
+	struct model *m = NULL, *nosteer = NULL;
+	struct model_result alt;
 	int ret = 0;
 
 	pr->mode = is_auto ? "auto" : strncmp(st, "progress:", 9) ? "time" : "progress";
@@ -261,7 +287,7 @@ static int plan(struct run_cmd *c, const struct lg_dataset *ds, struct rel_run *
 			       "--rate/--instance with rates"), -EINVAL;
 	if (!model_wanted(c))
 		return 0;
-	ret = build_model(c, ds, pr, &m);
+	ret = build_model(c, ds, pr, &m, &nosteer);
 	if (!ret && is_auto)
 		ret = mo_search(m, &pr->mo, 0, c->min_gain);
 	if (!ret && is_auto)
@@ -271,6 +297,9 @@ static int plan(struct run_cmd *c, const struct lg_dataset *ds, struct rel_run *
 		ret = model_eval(m, d, &pr->res);
 		pr->have = !ret;
 	}
+	if (pr->have && nosteer && !model_eval(nosteer, d, &alt))
+		pr->nosteer_m = alt.makespan;
+	model_free(nosteer);
 	model_free(m);
 	return ret;
 }
@@ -417,6 +446,24 @@ static void print_model_input(const struct run_pred *pr, const struct run_cmd *c
 	out_obj_close();
 }
 
+/* Say so when the model expects steering to cost time (JSON: always, or null). */
+static void print_nosteer(const struct run_pred *pr, const struct run_cmd *c)
+{
+	double m = pr->res.makespan, alt = pr->nosteer_m;
+
+	if (isnan(alt)) {
+		out_null("predicted_without_steering_s", NULL);
+		return;
+	}
+	out_double("predicted_without_steering_s", NULL, alt);
+	if (alt < m * (1 - c->min_gain))
+		out_text("model: without steering M = %.2f s, %.0f%% less than %.2f s with it: the "
+			 "dataset (%.0f MiB) does not fit the CXL node's %.0f MiB and would evict "
+			 "itself there; consider `tandemctl config set steer off`\n",
+			 alt, (m - alt) / m * 100, m, pr->sys.dataset / 1048576,
+			 pr->sys.cache / 1048576);
+}
+
 static void print_report(const struct rel_run *r, const struct run_pred *pr,
 			 const struct run_cmd *c)
 {
@@ -431,6 +478,7 @@ static void print_report(const struct rel_run *r, const struct run_pred *pr,
 	out_text("\n");
 	print_search(pr, r->n);
 	print_model_input(pr, c, r->n);
+	print_nosteer(pr, c);
 	out_text("name     requested     start       end predicted\n");
 	out_arr_open("instances");
 	for (int i = 0; i < r->n; i++)
@@ -582,6 +630,7 @@ static int save_report(const char *path, const struct run_cmd *c, const struct r
 	tjw_str(&w, "stagger", pr->mode);
 	tjw_num(&w, "fraction", r->mode == REL_PROGRESS ? r->fraction : NAN);
 	tjw_num(&w, "predicted_makespan_s", pr->have ? pr->res.makespan : NAN);
+	tjw_num(&w, "predicted_without_steering_s", pr->nosteer_m);
 	tjw_num(&w, "measured_makespan_s", r->makespan);
 	tjw_s64(&w, "interrupted_by", r->interrupted);
 	tjw_arr_open(&w, "instances");
@@ -613,7 +662,7 @@ static void name_instances(struct rel_run *r, const struct run_cmd *c, const str
 
 int cmd_run_start(int argc, char **argv)
 {
-	struct run_pred pr = { 0 };
+	struct run_pred pr = { .nosteer_m = NAN };
 	struct rel_run r = { 0 };
 	struct lg_dataset ds;
 	struct run_cmd c;

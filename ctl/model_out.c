@@ -203,6 +203,7 @@ static void print_alt(const struct model *m, const struct model *alt_m,
 		      const struct mo_report *r, const struct mo_report *alt)
 {
 	char b[32];
+	double gain;
 
 	out_obj_open("without_steering");
 	out_double("cache_bytes", NULL, model_sys_of(alt_m)->cache);
@@ -211,8 +212,11 @@ static void print_alt(const struct model *m, const struct model *alt_m,
 	print_vector("delta_s", "best release", alt->best, alt->n);
 	out_double("makespan_s", ": M = %.2f s", alt->best_m);
 	out_double("simultaneous_s", ", simultaneous %.2f s", alt->m0);
-	out_double("steering_gain", "; steering saves %.1f%%\n",
-		   alt->best_m > 0 ? (alt->best_m - r->best_m) / alt->best_m * 100 : 0);
+	gain = alt->best_m > 0 ? (alt->best_m - r->best_m) / alt->best_m * 100 : 0;
+	out_double("steering_gain", gain >= 0 ? "; steering saves %.1f%%\n" : NULL, gain);
+	if (gain < 0)
+		out_text("; steering costs %.1f%%: the dataset does not fit the CXL node and "
+			 "would evict itself there\n", -gain);
 	out_obj_close();
 	(void)m;
 }

@@ -3,14 +3,15 @@
 # tandemctl run on the host: release offsets seen by the instances themselves
 # (their own clock), failure and --fail-fast exit status, SIGINT leaves no
 # process (including a grandchild that left the process group with setsid),
-# a model-predicted makespan in the report, and progress:F releases.
+# a model-predicted makespan in the report, progress:F releases, and the
+# warning when the model expects steering to cost time.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 8
+ksft_plan 10
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in 1 2 3 4 5 6 7 8; do ksft_skip "run $i" "needs $T and jq"; done
+	for i in 1 2 3 4 5 6 7 8 9 10; do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-run-XXXXXX)
@@ -81,4 +82,20 @@ ksft_expect_eq "auto: predicted makespan in the report" \
 ksft_expect_eq "progress:0.5: B starts after A, before A ends" \
 	"$(jq '.instances[1].start_s > .instances[0].start_s + 0.05 and
 	       .instances[1].start_s < .instances[0].end_s' "$tmp/r8.json" 2>/dev/null)" true
+# 9-10: a profile whose CXL node holds 2 MiB of the 16 MiB dataset, 3 epochs
+# from a 20 MiB/s store: with steering the dataset evicts itself there, so
+# the model predicts it read 6 times against once without; run says so
+jq '.memory.cache_cxl_bytes = 2097152 | .memory.cxl_node = 1 |
+    .storage.bandwidth_bps = [20971520, 20971520] | .instances[].epochs = 3' \
+	"$tmp/prof.json" >"$tmp/small-cxl.json"
+"$T" run --dataset "$ds" --profile "$tmp/small-cxl.json" --steer on --stagger 0 --no-track \
+	--no-register --report "$tmp/r9.json" -- true ::: true >"$tmp/r9.out" 2>&1
+ksft_expect_eq "steering a dataset larger than the CXL node: predicted slower, and said" \
+	"$(jq -e '.predicted_without_steering_s * 3 < .predicted_makespan_s' "$tmp/r9.json" >/dev/null &&
+	   grep -q "consider .tandemctl config set steer off" "$tmp/r9.out" && echo yes)" yes
+"$T" run --dataset "$ds" --profile "$tmp/small-cxl.json" --steer off --stagger 0 --no-track \
+	--no-register --report "$tmp/r10.json" -- true ::: true >"$tmp/r10.out" 2>&1
+ksft_expect_eq "without steering: no comparison, no advice" \
+	"$(jq -e '.predicted_without_steering_s == null' "$tmp/r10.json" >/dev/null &&
+	   ! grep -q "without steering M" "$tmp/r10.out" && echo yes)" yes
 ksft_finish
