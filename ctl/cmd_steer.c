@@ -24,7 +24,7 @@
 static const char *const counter_names[__TANDEM_CNT_MAX] = {
 	"steered", "prefetched", "prefetch_cached", "migrate_failed", "skip_locked",
 	"skip_truncated", "skip_not_uptodate", "skip_dirty", "skip_writeback",
-	"skip_mapped", "skip_pinned", "skip_private", "skip_large",
+	"skip_mapped", "skip_pinned", "skip_private", "skip_large", "skip_target_full",
 };
 
 static const char *const prefetch_states[] = {
@@ -217,10 +217,10 @@ static int cmd_steer(int argc, char **argv)
 	out_double("gb_per_s", " (%.3f GB/s)\n", (after.cnt[TANDEM_CNT_STEERED] -
 				     before.cnt[TANDEM_CNT_STEERED]) * (double)sysconf(_SC_PAGESIZE) /
 		   1e9 / (secs > 0 ? secs : 1e-9));
-	failed = after.cnt[TANDEM_CNT_MIGRATE_FAILED] - before.cnt[TANDEM_CNT_MIGRATE_FAILED];
+	failed = after.cnt[TANDEM_CNT_MIGRATE_FAILED] - before.cnt[TANDEM_CNT_MIGRATE_FAILED] +
+		 after.cnt[TANDEM_CNT_SKIP_TARGET_FULL] - before.cnt[TANDEM_CNT_SKIP_TARGET_FULL];
 	out_u64("pages_failed", failed ?
-		"%llu pages left where they are: no free memory on the target node\n" : NULL,
-		failed);
+		"%llu pages left where they are: the target node is full\n" : NULL, failed);
 	dataset_state_print("dataset", &after);
 	out_obj_close();
 	return 0;

@@ -445,6 +445,13 @@ void model_args_init(struct model_args *a)
 	 * on node 0, 163 MiB on node 1, all of it cached).
 	 */
 	a->nosteer_frac = 1;
+	/*
+	 * With steering the dataset fills the CXL node and the rest stays in
+	 * DRAM: tandem.ko pauses a dataset's steering while the target reclaims
+	 * its pages (validation.md, nodram-steer; before that pause, 0 was
+	 * measured: the dataset evicted itself on the CXL node).
+	 */
+	a->steer_dram_frac = 1;
 }
 
 int model_args_parse_bw(struct model_args *a, const char *list)

@@ -66,8 +66,8 @@ int profile_save(const char *path, const struct profile *p);
  * Cache capacity the model gets. Without steering: DRAM plus the fraction
  * frac of the CXL node (the page allocator spills there by itself: 1,
  * measured). With steering: the CXL node plus the fraction frac of DRAM
- * (tandem.ko moves every dataset page to the CXL node, so DRAM keeps none
- * of them: 0, measured; Documentation/validation.md).
+ * (tandem.ko fills the CXL node and leaves the rest where the kernel put
+ * it: 1; Documentation/validation.md, nodram-steer).
  */
 double profile_cache(const struct profile *p, bool steer, double frac);
 

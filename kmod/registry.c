@@ -93,6 +93,7 @@ int tandem_dataset_add(const char *name, u32 *id)
 	strscpy(ds->name, name, sizeof(ds->name));
 	ds->files = RB_ROOT;
 	ds->node = -1;
+	ds->full_until = jiffies;
 
 	mutex_lock(&tandem.lock);
 	err = -ENOSPC;

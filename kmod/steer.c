@@ -13,6 +13,15 @@
  * released, are moved; everything else is skipped and counted by reason.
  * File contents never change: the folio is locked from the checks through
  * the replacement, and writers, truncation and faults all take that lock.
+ *
+ * A dataset larger than the target node must not evict itself there: the
+ * steering allocation does no reclaim but wakes the node's kswapd, which
+ * takes the oldest pages of the node, other files' first and then the
+ * dataset's own. A second probe, on mm_filemap_delete_from_page_cache, sees
+ * reclaim (kswapd or direct reclaim, not truncation or drop_caches) take a
+ * dataset page from its target node; steering of that dataset then pauses
+ * for TANDEM_FULL_BACKOFF (skip_target_full), so the rest of the dataset
+ * stays where the kernel put it, in DRAM, and steering tries again after.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,6 +42,7 @@
 #define TANDEM_RETRY_DELAY	(HZ / 50)
 #define TANDEM_MAX_RETRIES	200
 #define TANDEM_INSERT_DELAY	2	/* jiffies: batch insertion bursts */
+#define TANDEM_FULL_BACKOFF	HZ	/* pause after the target reclaimed the dataset */
 
 static DEFINE_HASHTABLE(tandem_inode_hash, TANDEM_HASH_BITS);
 static DEFINE_SPINLOCK(tandem_steer_lock);
@@ -40,7 +50,7 @@ static LIST_HEAD(tandem_steer_ready);	/* files with a range to steer now */
 static LIST_HEAD(tandem_steer_later);	/* files waiting for locked folios */
 static struct workqueue_struct *tandem_wq;
 static struct delayed_work tandem_steer_work;
-static struct tracepoint *tandem_tp_add;
+static struct tracepoint *tandem_tp_add, *tandem_tp_del;
 static bool tandem_steer_stopping;
 
 /* token bucket of the migration rate cap, worker only */
@@ -156,6 +166,26 @@ static void tandem_probe_add(void *data, struct folio *folio)
 	rcu_read_unlock();
 }
 
+/*
+ * Tracepoint probe: a folio leaves the page cache (under the mapping's
+ * i_pages lock, interrupts off). Reclaim taking a dataset page from its
+ * target node pauses that dataset's steering (see the top of the file).
+ */
+static void tandem_probe_delete(void *data, struct folio *folio)
+{
+	struct address_space *mapping = folio->mapping;
+	struct tandem_file *f;
+
+	if (!READ_ONCE(tandem.steer) || !mapping ||
+	    !(current->flags & (PF_KSWAPD | PF_MEMALLOC)))
+		return;
+	rcu_read_lock();
+	f = tandem_file_lookup_rcu(mapping->host);
+	if (f && folio_nid(folio) == tandem_dataset_target_node(f->ds))
+		WRITE_ONCE(f->ds->full_until, jiffies + TANDEM_FULL_BACKOFF);
+	rcu_read_unlock();
+}
+
 /* Outcome of one folio, a counter index or one of these. */
 enum { TANDEM_MOVED = -1, TANDEM_IN_PLACE = -2 };
 
@@ -179,7 +209,8 @@ static int tandem_folio_check(struct folio *folio, struct address_space *mapping
 }
 
 /* Move one cached folio to node; see the top of the file for the rules. */
-static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node)
+static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node,
+				struct tandem_dataset *ds)
 {
 	struct page *page;
 	struct folio *new;
@@ -187,6 +218,8 @@ static int tandem_migrate_folio(struct folio *folio, struct address_space *mappi
 
 	if (folio_nid(folio) == node)
 		return TANDEM_IN_PLACE;
+	if (time_before(jiffies, READ_ONCE(ds->full_until)))
+		return TANDEM_CNT_SKIP_TARGET_FULL;
 	if (folio_test_large(folio))
 		return TANDEM_CNT_SKIP_LARGE;
 	if (!folio_trylock(folio)) {
@@ -297,8 +330,8 @@ static void tandem_steer_range(struct tandem_file *f, pgoff_t start, pgoff_t end
 				p->stopped_at = folio->index;
 				break;
 			}
-			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node), p,
-				     folio->index);
+			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node, f->ds),
+				     p, folio->index);
 		}
 		folio_batch_release(&fbatch);
 		if (p->stopped_at != ULONG_MAX)
@@ -420,6 +453,8 @@ static void tandem_find_tp(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "mm_filemap_add_to_page_cache"))
 		tandem_tp_add = tp;
+	else if (!strcmp(tp->name, "mm_filemap_delete_from_page_cache"))
+		tandem_tp_del = tp;
 }
 
 int tandem_steer_init(void)
@@ -432,16 +467,23 @@ int tandem_steer_init(void)
 	INIT_DELAYED_WORK(&tandem_steer_work, tandem_steer_workfn);
 	/* the tracepoint is not exported to modules: find it by name */
 	for_each_kernel_tracepoint(tandem_find_tp, NULL);
-	if (!tandem_tp_add) {
-		pr_err("tracepoint mm_filemap_add_to_page_cache not found\n");
+	if (!tandem_tp_add || !tandem_tp_del) {
+		pr_err("tracepoint mm_filemap_%s not found\n",
+		       tandem_tp_add ? "delete_from_page_cache" : "add_to_page_cache");
 		err = -ENOENT;
 		goto out_wq;
 	}
 	err = tracepoint_probe_register(tandem_tp_add, tandem_probe_add, NULL);
 	if (err)
 		goto out_wq;
+	err = tracepoint_probe_register(tandem_tp_del, tandem_probe_delete, NULL);
+	if (err)
+		goto out_add;
 	return 0;
 
+out_add:
+	tracepoint_probe_unregister(tandem_tp_add, tandem_probe_add, NULL);
+	tracepoint_synchronize_unregister();
 out_wq:
 	destroy_workqueue(tandem_wq);
 	return err;
@@ -451,6 +493,7 @@ out_wq:
 void tandem_steer_stop(void)
 {
 	tracepoint_probe_unregister(tandem_tp_add, tandem_probe_add, NULL);
+	tracepoint_probe_unregister(tandem_tp_del, tandem_probe_delete, NULL);
 	tracepoint_synchronize_unregister();
 	spin_lock_irq(&tandem_steer_lock);
 	WRITE_ONCE(tandem_steer_stopping, true);

@@ -293,6 +293,7 @@ const char *const tandem_counter_names[__TANDEM_CNT_MAX] = {
 	[TANDEM_CNT_SKIP_PINNED] = "skip_pinned",
 	[TANDEM_CNT_SKIP_PRIVATE] = "skip_private",
 	[TANDEM_CNT_SKIP_LARGE] = "skip_large",
+	[TANDEM_CNT_SKIP_TARGET_FULL] = "skip_target_full",
 };
 
 struct tandem_cnt_attr {

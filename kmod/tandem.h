@@ -64,6 +64,7 @@ struct tandem_dataset {
 	bool dead;			/* deleted; sysfs may still be draining */
 	int node;			/* own target node, or -1: tandem.cxl_node */
 	atomic_t steer_queued;		/* files of this dataset on the queue/worker */
+	unsigned long full_until;	/* jiffies: the target reclaimed our pages */
 	atomic64_t cnt[__TANDEM_CNT_MAX];
 	struct tandem_prefetch *prefetch;	/* last prefetch; tandem.lock */
 };

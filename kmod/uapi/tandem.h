@@ -85,6 +85,7 @@ enum tandem_counter {
 	TANDEM_CNT_SKIP_PINNED,		/* skipped: maybe pinned for DMA */
 	TANDEM_CNT_SKIP_PRIVATE,	/* skipped: private data that could not be released */
 	TANDEM_CNT_SKIP_LARGE,		/* skipped: large folio (not handled) */
+	TANDEM_CNT_SKIP_TARGET_FULL,	/* skipped: the target was reclaiming this dataset */
 	__TANDEM_CNT_MAX
 };
 

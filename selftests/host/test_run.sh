@@ -83,13 +83,15 @@ ksft_expect_eq "progress:0.5: B starts after A, before A ends" \
 	"$(jq '.instances[1].start_s > .instances[0].start_s + 0.05 and
 	       .instances[1].start_s < .instances[0].end_s' "$tmp/r8.json" 2>/dev/null)" true
 # 9-10: a profile whose CXL node holds 2 MiB of the 16 MiB dataset, 3 epochs
-# from a 20 MiB/s store: with steering the dataset evicts itself there, so
-# the model predicts it read 6 times against once without; run says so
+# from a 20 MiB/s store, and steering that keeps no dataset page in DRAM
+# (--steer-dram-fraction 0, as tandem.ko before it paused on a full node):
+# the dataset evicts itself on the CXL node, so the model predicts it read
+# 6 times against once without steering; run says so
 jq '.memory.cache_cxl_bytes = 2097152 | .memory.cxl_node = 1 |
     .storage.bandwidth_bps = [20971520, 20971520] | .instances[].epochs = 3' \
 	"$tmp/prof.json" >"$tmp/small-cxl.json"
-"$T" run --dataset "$ds" --profile "$tmp/small-cxl.json" --steer on --stagger 0 --no-track \
-	--no-register --report "$tmp/r9.json" -- true ::: true >"$tmp/r9.out" 2>&1
+"$T" run --dataset "$ds" --profile "$tmp/small-cxl.json" --steer on --steer-dram-fraction 0 \
+	--stagger 0 --no-track --no-register --report "$tmp/r9.json" -- true ::: true >"$tmp/r9.out" 2>&1
 ksft_expect_eq "steering a dataset larger than the CXL node: predicted slower, and said" \
 	"$(jq -e '.predicted_without_steering_s * 3 < .predicted_makespan_s' "$tmp/r9.json" >/dev/null &&
 	   grep -q "consider .tandemctl config set steer off" "$tmp/r9.out" && echo yes)" yes

@@ -148,6 +148,33 @@ static inline long ds_page_nodes(const char *path, long *nodes, int maxnode)
 }
 
 /* "Node N FilePages:" of /sys/devices/system/node/nodeN/meminfo, in kB */
+/* pages of path in the page cache, by mincore(2): nothing is faulted in */
+static inline long ds_resident_pages(const char *path)
+{
+	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n;
+	unsigned char *vec;
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return -errno;
+	n = (st.st_size + pg - 1) / pg;
+	map = n ? mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	vec = calloc(n + 1, 1);
+	if (n && mincore(map, n * pg, vec) == 0)
+		for (i = 0; i < n; i++)
+			count += vec[i] & 1;
+	free(vec);
+	if (n)
+		munmap(map, n * pg);
+	return count;
+}
+
 static inline long node_meminfo_kb(int node, const char *key)
 {
 	char path[96], line[160], k[64];

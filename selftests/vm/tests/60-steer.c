@@ -434,4 +434,62 @@ TEST(prefetch_can_be_cancelled)
 	EXPECT_EQ(0, check_all(NFILES, FSIZE));
 }
 
+/* pages of the first nfiles files in the page cache, by mincore(2) */
+static long resident_of(int nfiles)
+{
+	long total = 0;
+	char p[64];
+
+	for (int k = 0; k < nfiles; k++) {
+		path_of(p, sizeof(p), k);
+		total += ds_resident_pages(p);
+	}
+	return total;
+}
+
+/*
+ * A dataset larger than the target node fills the node, and the rest stays
+ * in DRAM: steering must not make the dataset evict itself there (the
+ * target's kswapd, woken by steering's allocations, took the dataset's own
+ * older pages, and a second read came from the disk again: validation.md,
+ * nodram-steer). The dataset is node 1's free memory plus up to 96 MiB.
+ * Ground truth: what the second read takes from the disk (/proc/diskstats),
+ * page residency (mincore) and placement (move_pages).
+ */
+TEST(a_dataset_larger_than_the_node_does_not_evict_itself)
+{
+	long free0, free1, mib, pages, res, disk, nodes[4];
+	int nfiles;
+
+	drop_caches();
+	free0 = node_meminfo_kb(0, "MemFree");
+	free1 = node_meminfo_kb(1, "MemFree");
+	mib = free1 / 1024 + (free0 / 1024 / 3 < 96 ? free0 / 1024 / 3 : 96);
+	nfiles = mib / 4;
+	pages = (long)nfiles * FSIZE / 4096;
+	TH_LOG("free: node 0 %ld MiB, node 1 %ld MiB; dataset %d MiB", free0 / 1024,
+	       free1 / 1024, nfiles * 4);
+	ASSERT_EQ(0, setup("steer=1", nfiles, FSIZE));
+	read_all(nfiles);
+	EXPECT_EQ(0, wait_steered(120));
+	sleep(1);
+	res = resident_of(nfiles);
+	disk = disk_read_bytes();
+	read_all(nfiles);
+	disk = disk_read_bytes() - disk;
+	TH_LOG("after the first read %ld of %ld pages cached; the second read took %ld MiB "
+	       "from the disk; steered %ld, skip_target_full %ld, migrate_failed %ld", res, pages,
+	       disk >> 20, read_long(DS_ "/counters/steered"),
+	       read_long(DS_ "/counters/skip_target_full"),
+	       read_long(DS_ "/counters/migrate_failed"));
+	EXPECT_GT(res, pages * 9 / 10);
+	EXPECT_LT(disk, pages * 4096 / 10);
+	EXPECT_GT(read_long(DS_ "/counters/skip_target_full"), 0);
+	nodes_of_all(nfiles, nodes);
+	TH_LOG("dataset pages per node: %ld, %ld", nodes[0], nodes[1]);
+	EXPECT_GT(nodes[1], pages / 2);		/* the node is used */
+	EXPECT_GT(nodes[0], pages / 20);	/* and the rest is in DRAM */
+	EXPECT_EQ(0, check_all(nfiles, FSIZE));
+}
+
 TEST_HARNESS_MAIN
