@@ -107,25 +107,43 @@ static inline long ds_check(const char *path, uint64_t seed, uint64_t file, size
 }
 
 /*
+ * Map the whole file read-only and shared; *npages gets its size in pages.
+ * NULL for an empty file, MAP_FAILED (errno set) on error.
+ */
+static inline void *ds_map(const char *path, long *npages)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return MAP_FAILED;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return MAP_FAILED;
+	}
+	*npages = (st.st_size + pg - 1) / pg;
+	map = *npages ? mmap(NULL, *npages * pg, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	close(fd);
+	return map;
+}
+
+/*
  * Count the file's pages per node, by mapping it, touching every page (the
  * pages are cached: no I/O) and asking move_pages(2) with nodes = NULL.
  * nodes[] gets counts for nodes 0..maxnode-1; returns pages counted or -errno.
  */
 static inline long ds_page_nodes(const char *path, long *nodes, int maxnode)
 {
-	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n;
+	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n = 0;
 	volatile const char *map;
 	void **pages;
-	int *status, fd;
-	struct stat st;
+	int *status;
 
 	memset(nodes, 0, sizeof(*nodes) * maxnode);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
-		return -errno;
-	n = (st.st_size + pg - 1) / pg;
-	map = n ? mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0) : NULL;
-	close(fd);
+	map = ds_map(path, &n);
 	if (map == MAP_FAILED)
 		return -errno;
 	pages = calloc(n + 1, sizeof(*pages));
@@ -147,22 +165,14 @@ static inline long ds_page_nodes(const char *path, long *nodes, int maxnode)
 	return count;
 }
 
-/* "Node N FilePages:" of /sys/devices/system/node/nodeN/meminfo, in kB */
 /* pages of path in the page cache, by mincore(2): nothing is faulted in */
 static inline long ds_resident_pages(const char *path)
 {
-	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n;
+	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n = 0;
 	unsigned char *vec;
-	struct stat st;
 	void *map;
-	int fd;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
-		return -errno;
-	n = (st.st_size + pg - 1) / pg;
-	map = n ? mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0) : NULL;
-	close(fd);
+	map = ds_map(path, &n);
 	if (map == MAP_FAILED)
 		return -errno;
 	vec = calloc(n + 1, 1);
@@ -175,6 +185,7 @@ static inline long ds_resident_pages(const char *path)
 	return count;
 }
 
+/* "Node N FilePages:" of /sys/devices/system/node/nodeN/meminfo, in kB */
 static inline long node_meminfo_kb(int node, const char *key)
 {
 	char path[96], line[160], k[64];
