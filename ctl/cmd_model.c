@@ -273,6 +273,6 @@ TANDEM_CMD(model, "model", NULL, cmd_model_show,
 	   "[--profile FILE] [--instance SPEC]... [--instances N] [--dataset-size S] "
 	   "[--cache S] [--cxl-cache S] [--steer on|off] [--nosteer-fraction F] "
 	   "[--steer-dram-fraction F] [--bw B1[,B2]] [--eta E] "
-	   "[--evict random|lru] [--grid LO:HI:STEP] [--no-search] [--plot FILE.svg|png] "
+	   "[--evict random|lru|2q] [--grid LO:HI:STEP] [--no-search] [--plot FILE.svg|png] "
 	   "[--measured CSV]",
 	   "predicted makespan M(delta) over a grid of staggers and the best release vector")

@@ -50,9 +50,11 @@ struct model {
 	bool cpu_model;		/* some instance shares preprocessing CPUs */
 	double eps;		/* bytes treated as zero */
 	/* simulation scratch, reused across evaluations */
-	uint8_t *resident;
-	uint32_t *prev, *next;	/* LRU list, head = most recent */
-	uint32_t head, tail;
+	uint8_t *resident;	/* RES_*, 0 = not resident */
+	uint32_t *prev, *next;	/* LRU list (2Q: both lists), head = most recent */
+	uint32_t head, tail;	/* LRU list, 2Q inactive list */
+	uint32_t ahead, atail;	/* 2Q active list */
+	uint32_t nact;		/* 2Q: extents on the active list */
 	uint32_t *rlist, *rslot;	/* random eviction: resident set */
 	uint32_t nres;
 	double *flow_rem;	/* remaining bytes of a load, < 0: none */
@@ -123,7 +125,7 @@ int model_order_parse(const char *s, enum model_order *o)
 
 const char *model_evict_name(enum model_evict e)
 {
-	return e == MODEL_EVICT_LRU ? "lru" : "random";
+	return e == MODEL_EVICT_LRU ? "lru" : e == MODEL_EVICT_2Q ? "2q" : "random";
 }
 
 int model_evict_parse(const char *s, enum model_evict *e)
@@ -132,6 +134,8 @@ int model_evict_parse(const char *s, enum model_evict *e)
 		*e = MODEL_EVICT_LRU;
 	else if (!strcmp(s, "random"))
 		*e = MODEL_EVICT_RANDOM;
+	else if (!strcmp(s, "2q"))
+		*e = MODEL_EVICT_2Q;
 	else
 		return -EINVAL;
 	return 0;
@@ -252,44 +256,80 @@ const struct model_sys *model_sys_of(const struct model *m)
 
 /* ---- the cache ---- */
 
-static void lru_unlink(struct model *m, uint32_t c)
+enum { RES_NONE, RES_INACTIVE, RES_REFERENCED, RES_ACTIVE };
+
+static void list_unlink(struct model *m, uint32_t *head, uint32_t *tail, uint32_t c)
 {
 	if (m->prev[c] != NONE)
 		m->next[m->prev[c]] = m->next[c];
 	else
-		m->head = m->next[c];
+		*head = m->next[c];
 	if (m->next[c] != NONE)
 		m->prev[m->next[c]] = m->prev[c];
 	else
-		m->tail = m->prev[c];
+		*tail = m->prev[c];
 }
 
-static void lru_push(struct model *m, uint32_t c)
+static void list_push(struct model *m, uint32_t *head, uint32_t *tail, uint32_t c)
 {
 	m->prev[c] = NONE;
-	m->next[c] = m->head;
-	if (m->head != NONE)
-		m->prev[m->head] = c;
+	m->next[c] = *head;
+	if (*head != NONE)
+		m->prev[*head] = c;
 	else
-		m->tail = c;
-	m->head = c;
+		*tail = c;
+	*head = c;
+}
+
+/* 2Q: a second access while inactive activates (folio_mark_accessed()) */
+static void touch_2q(struct model *m, uint32_t c)
+{
+	if (m->resident[c] == RES_INACTIVE) {
+		m->resident[c] = RES_REFERENCED;
+	} else if (m->resident[c] == RES_REFERENCED) {
+		list_unlink(m, &m->head, &m->tail, c);
+		list_push(m, &m->ahead, &m->atail, c);
+		m->resident[c] = RES_ACTIVE;
+		m->nact++;
+	}
 }
 
 static void cache_touch(struct model *m, uint32_t c)
 {
-	if (m->sys.evict == MODEL_EVICT_LRU && m->head != c) {
-		lru_unlink(m, c);
-		lru_push(m, c);
+	if (m->sys.evict == MODEL_EVICT_2Q) {
+		touch_2q(m, c);
+	} else if (m->sys.evict == MODEL_EVICT_LRU && m->head != c) {
+		list_unlink(m, &m->head, &m->tail, c);
+		list_push(m, &m->head, &m->tail, c);
 	}
+}
+
+/* 2Q: deactivate while the active list is the longer, then the inactive tail */
+static uint32_t evict_2q(struct model *m)
+{
+	uint32_t c;
+
+	while (m->nact > m->nres - m->nact || m->head == NONE) {
+		c = m->atail;
+		list_unlink(m, &m->ahead, &m->atail, c);
+		list_push(m, &m->head, &m->tail, c);
+		m->resident[c] = RES_INACTIVE;
+		m->nact--;
+	}
+	c = m->tail;
+	list_unlink(m, &m->head, &m->tail, c);
+	return c;
 }
 
 static void cache_evict_one(struct model *m)
 {
 	uint32_t c;
 
-	if (m->sys.evict == MODEL_EVICT_LRU) {
+	if (m->sys.evict == MODEL_EVICT_2Q) {
+		c = evict_2q(m);
+	} else if (m->sys.evict == MODEL_EVICT_LRU) {
 		c = m->tail;
-		lru_unlink(m, c);
+		list_unlink(m, &m->head, &m->tail, c);
 	} else {
 		uint32_t slot = splitmix64(&m->rng) % m->nres;
 
@@ -297,7 +337,7 @@ static void cache_evict_one(struct model *m)
 		m->rlist[slot] = m->rlist[m->nres - 1];
 		m->rslot[m->rlist[slot]] = slot;
 	}
-	m->resident[c] = 0;
+	m->resident[c] = RES_NONE;
 	m->nres--;
 }
 
@@ -307,12 +347,13 @@ static void cache_insert(struct model *m, uint32_t c)
 		return;
 	if (m->nres >= m->cap)
 		cache_evict_one(m);
-	m->resident[c] = 1;
-	if (m->sys.evict == MODEL_EVICT_LRU) {
-		lru_push(m, c);
-	} else {
+	/* 2Q: the read that loaded it was its first access */
+	m->resident[c] = m->sys.evict == MODEL_EVICT_2Q ? RES_REFERENCED : RES_INACTIVE;
+	if (m->sys.evict == MODEL_EVICT_RANDOM) {
 		m->rslot[c] = m->nres;
 		m->rlist[m->nres] = c;
+	} else {
+		list_push(m, &m->head, &m->tail, c);
 	}
 	m->nres++;
 }
@@ -320,8 +361,8 @@ static void cache_insert(struct model *m, uint32_t c)
 static void cache_reset(struct model *m)
 {
 	memset(m->resident, 0, m->K);
-	m->head = m->tail = NONE;
-	m->nres = 0;
+	m->head = m->tail = m->ahead = m->atail = NONE;
+	m->nres = m->nact = 0;
 	m->rng = 0x7a4de3;
 	if (m->sys.warm)
 		for (uint32_t c = 0; c < m->K && c < m->cap; c++)

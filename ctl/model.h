@@ -35,10 +35,20 @@ enum model_evict {
 	 * A random resident extent leaves: the default, because the kernel's
 	 * page cache is not a strict LRU (a follower's hits activate pages, so
 	 * the extents it has not read yet go first) and the testbed's
-	 * same-order runs fit this policy (Documentation/model.md).
+	 * same-order runs fit this policy (Documentation/model.md; beyond
+	 * capacity MODEL_EVICT_2Q fitted the rig's nofit runs better).
 	 */
 	MODEL_EVICT_RANDOM,
 	MODEL_EVICT_LRU,	/* least recently used extent leaves first */
+	/*
+	 * The kernel's two lists (mm/vmscan.c, mm/swap.c): a loaded extent
+	 * enters the inactive list (its loading read is its first access), a
+	 * second access moves it to the active list, eviction takes the
+	 * inactive list's tail, and the active list's tail is moved back to
+	 * the inactive list while the active list is longer (inactive_is_low()
+	 * with inactive_ratio 1). No refault detection.
+	 */
+	MODEL_EVICT_2Q,
 };
 
 struct model_inst {

@@ -3,14 +3,15 @@
 # tandemctl model/calibrate/loadgen from the command line: the best schedule
 # for N = 8 in well under a second (the optimised binary, timed from
 # outside), the gnuplot plot, a calibration profile whose dataset size is
-# what stat(1) says, and loadgen's JSON output against its own arguments.
+# what stat(1) says, loadgen's JSON output against its own arguments, and
+# the model against runs measured in the VM rig (beyond capacity).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 6
+ksft_plan 7
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in 1 2 3 4 5 6; do ksft_skip "model cli $i" "needs $T and jq"; done
+	for i in 1 2 3 4 5 6 7; do ksft_skip "model cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-model-XXXXXX)
@@ -59,4 +60,21 @@ ksft_expect_eq "model reads the profile: two instances, their rates" \
 "$T" -j loadgen "$tmp/ds" --epochs 3 --batch 4 --verify >"$tmp/lg.json"
 ksft_expect_eq "loadgen -j: 3 epochs, 3x the dataset, verified" \
 	"$(jq --argjson s "$size" '(.epochs | length) == 3 and .bytes == 3 * $s and .verify_errors == 0' "$tmp/lg.json")" true
+# 7: beyond capacity, against the rig's measurements (validation.md, nofit:
+# the calibrated profile and each grid point's measured makespan, committed):
+# the kernel-like two lists (--evict 2q) within 3% MAPE, the default (random)
+# within 8% (it measured 5.6%: optimistic)
+d=$top/selftests/host/data/nofit
+mape() {
+	"$T" -j model --profile "$d/profile.json" --steer off --nosteer-fraction 1 "$@" \
+		--grid 0:30:6 --no-search | jq -r '.grid[] | "\(.stagger_s),\(.makespan_s)"' |
+		awk -F, 'NR == FNR { p[$1] = $2; next }
+			{ e = ($2 - p[$1]) / $2; s += e < 0 ? -e : e; n++ }
+			END { printf "%.4f\n", n ? s / n : -1 }' - "$d/measured.csv"
+}
+m2q=$(mape --evict 2q)
+mrand=$(mape)
+ksft_diag "nofit MAPE: 2q $m2q, random (default) $mrand"
+ksft_check "nofit measurements: --evict 2q MAPE < 3%, default < 8%" \
+	awk -v a="$m2q" -v b="$mrand" 'BEGIN { exit !(a > 0 && a < 0.03 && b > 0 && b < 0.08) }'
 ksft_finish
