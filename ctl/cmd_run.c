@@ -203,35 +203,35 @@ static bool module_steers(const struct run_cmd *c)
 	return steer == 1 && node >= 0;
 }
 
-/*
- * The same jobs without steering, to tell when steering would cost time (a
- * dataset larger than the CXL node thrashes there: Documentation/validation.md,
- * nodram-steer). Optional: NULL when it cannot be built.
- */
-static struct model *build_nosteer(const struct run_cmd *c, const struct profile *p)
+/* The model of a's cache for the run's commands, with --rate overriding. */
+static int run_model_new(const struct run_cmd *c, const struct model_args *a,
+			 const struct profile *p, struct model_inst *inst,
+			 struct model_sys *sys, struct model **m, char *err, size_t errlen)
 {
-	struct model_inst inst[MODEL_MAX_INST];
-	struct model_args a = c->args;
-	struct model *m = NULL;
-	struct model_sys sys;
-	char err[256];
-	int n;
+	int n, ret = model_args_build(a, p, sys, inst, &n, err, errlen);
 
-	a.steer = 0;
-	if (model_args_build(&a, p, &sys, inst, &n, err, sizeof(err)) || n < c->ncmds)
-		return NULL;
-	for (int i = 0; i < c->nrates && i < n; i++)
+	for (int i = 0; !ret && i < c->nrates && i < n; i++)
 		inst[i].rate = c->rates[i];
-	return model_new(&sys, inst, c->ncmds, &m, err, sizeof(err)) ? NULL : m;
+	if (!ret && n < c->ncmds)
+		ret = -EINVAL, snprintf(err, errlen, "fewer instances than commands");
+	return ret ?: model_new(sys, inst, c->ncmds, m, err, errlen);
 }
 
+/*
+ * With steering, also the same jobs without it, to tell when steering would
+ * cost time (a dataset larger than the CXL node thrashes there:
+ * Documentation/validation.md, nodram-steer); *nosteer stays NULL when it
+ * cannot be built.
+ */
 static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct run_pred *pr,
 		       struct model **m, struct model **nosteer)
 {
+	struct model_inst inst[MODEL_MAX_INST];
+	struct model_args a;
 	struct model_sys sys;
 	struct profile p;
 	char err[256];
-	int n, ret;
+	int ret;
 
 	profile_init(&p);
 	ret = load_profile(c, ds, &p);
@@ -240,17 +240,15 @@ static int build_model(struct run_cmd *c, const struct lg_dataset *ds, struct ru
 	c->args.ninstances = c->ncmds;
 	if (c->args.steer < 0)
 		c->args.steer = module_steers(c);
-	ret = model_args_build(&c->args, &p, &sys, pr->inst, &n, err, sizeof(err));
-	for (int i = 0; !ret && i < c->nrates && i < n; i++)
-		pr->inst[i].rate = c->rates[i];
-	if (!ret && n < c->ncmds)
-		ret = -EINVAL, snprintf(err, sizeof(err), "fewer instances than commands");
-	ret = ret ?: model_new(&sys, pr->inst, c->ncmds, m, err, sizeof(err));
+	ret = run_model_new(c, &c->args, &p, pr->inst, &sys, m, err, sizeof(err));
 	pr->sys = sys;
 	if (ret)
 		ctl_err("model: %s", err);
-	else if (c->args.steer > 0)
-		*nosteer = build_nosteer(c, &p);
+	a = c->args;
+	a.steer = 0;
+	if (!ret && c->args.steer > 0 &&
+	    run_model_new(c, &a, &p, inst, &sys, nosteer, err, sizeof(err)))
+		*nosteer = NULL;
 	profile_free(&p);
 	return ret;
 }

@@ -209,8 +209,7 @@ static int tandem_folio_check(struct folio *folio, struct address_space *mapping
 }
 
 /* Move one cached folio to node; see the top of the file for the rules. */
-static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node,
-				struct tandem_dataset *ds)
+static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node)
 {
 	struct page *page;
 	struct folio *new;
@@ -218,8 +217,6 @@ static int tandem_migrate_folio(struct folio *folio, struct address_space *mappi
 
 	if (folio_nid(folio) == node)
 		return TANDEM_IN_PLACE;
-	if (time_before(jiffies, READ_ONCE(ds->full_until)))
-		return TANDEM_CNT_SKIP_TARGET_FULL;
 	if (folio_test_large(folio))
 		return TANDEM_CNT_SKIP_LARGE;
 	if (!folio_trylock(folio)) {
@@ -325,13 +322,19 @@ static void tandem_steer_range(struct tandem_file *f, pgoff_t start, pgoff_t end
 
 			if (p->stopped_at != ULONG_MAX)
 				break;
-			if (folio_nid(folio) != node &&
-			    !tandem_rate_take(folio_size(folio), &p->wait)) {
+			if (folio_nid(folio) == node)
+				continue;
+			if (time_before(jiffies, READ_ONCE(f->ds->full_until))) {
+				/* paused: spends no rate budget */
+				tandem_count(f->ds, TANDEM_CNT_SKIP_TARGET_FULL, p, folio->index);
+				continue;
+			}
+			if (!tandem_rate_take(folio_size(folio), &p->wait)) {
 				p->stopped_at = folio->index;
 				break;
 			}
-			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node, f->ds),
-				     p, folio->index);
+			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node), p,
+				     folio->index);
 		}
 		folio_batch_release(&fbatch);
 		if (p->stopped_at != ULONG_MAX)
