@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "calibrate.h"
-#include "json.h"
-#include "numa.h"
-#include "profile.h"
-#include "units.h"
+#include "calibrate/calibrate.h"
+#include "lib/json.h"
+#include "lib/numa.h"
+#include "model/profile.h"
+#include "lib/units.h"
 
 TEST(json_values)
 {

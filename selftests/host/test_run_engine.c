@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "release.h"
-#include "util.h"
+#include "release/release.h"
+#include "lib/util.h"
 
 TEST(split_commands)
 {

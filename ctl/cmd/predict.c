@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tandemctl predict: training time per iteration from an ONNX graph
+ * (libtandem-predict), training the predictor on measured runs, and its
+ * leave-architecture-out evaluation against Ernest.
+ *
+ * The bare command takes the verbs itself: the registry matches a bare
+ * object before its verbs, and "predict MODEL.onnx" needs no verb.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "lib/out.h"
+#include "tandem_predict.h"
+#include "lib/util.h"
+
+struct predict_opts {
+	const char *model, *data, *out, *backend;
+	struct tp_job job;
+	struct tp_model_config cfg;
+	struct tp_train_opts train;
+	int folds, ernest_points;
+	bool per_arch;
+};
+
+enum {
+	O_BATCH = 256, O_GPUS, O_NODES, O_MODEL, O_DATA, O_OUT, O_EPOCHS, O_SEED, O_FOLDS,
+	O_POINTS, O_NO_GHN, O_NO_STATS, O_HID, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_PER_ARCH,
+	O_VERBOSE, O_LR,
+};
+
+static const struct option long_opts[] = {
+	{ "batch", required_argument, NULL, O_BATCH },
+	{ "gpus", required_argument, NULL, O_GPUS },
+	{ "nodes", required_argument, NULL, O_NODES },
+	{ "model", required_argument, NULL, O_MODEL },
+	{ "data", required_argument, NULL, O_DATA },
+	{ "out", required_argument, NULL, O_OUT },
+	{ "epochs", required_argument, NULL, O_EPOCHS },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "lr", required_argument, NULL, O_LR },
+	{ "folds", required_argument, NULL, O_FOLDS },
+	{ "ernest-points", required_argument, NULL, O_POINTS },
+	{ "hid", required_argument, NULL, O_HID },
+	{ "no-ghn", no_argument, NULL, O_NO_GHN },
+	{ "no-stats", no_argument, NULL, O_NO_STATS },
+	{ "backend", required_argument, NULL, O_BACKEND },
+	{ "bw-intra", required_argument, NULL, O_BW_INTRA },
+	{ "bw-inter", required_argument, NULL, O_BW_INTER },
+	{ "per-arch", no_argument, NULL, O_PER_ARCH },
+	{ "verbose", no_argument, NULL, O_VERBOSE },
+	{ 0 }
+};
+
+static int num_opt(int opt, const char *arg, struct predict_opts *o)
+{
+	uint64_t u = 0;
+	double v = 0;
+	int err = opt == O_BATCH || opt == O_BW_INTRA || opt == O_BW_INTER || opt == O_LR ?
+		parse_double(arg, &v) : parse_u64(arg, 1u << 30, &u);
+
+	if (!err && ((opt == O_BATCH || opt == O_BW_INTRA || opt == O_BW_INTER || opt == O_LR) ?
+		     v <= 0 : (opt != O_SEED && u == 0)))
+		err = -ERANGE;
+	if (err) {
+		ctl_err("invalid value '%s' for --%s", arg, long_opts[opt - O_BATCH].name);
+		return -EINVAL;
+	}
+	switch (opt) {
+	case O_BATCH: o->job.batch = v; break;
+	case O_GPUS: o->job.gpus = (int)u; break;
+	case O_NODES: o->job.nodes = (int)u; break;
+	case O_EPOCHS: o->train.epochs = (int)u; break;
+	case O_SEED: o->train.seed = u; break;
+	case O_LR: o->train.lr = v; break;
+	case O_FOLDS: o->folds = (int)u; break;
+	case O_POINTS: o->ernest_points = (int)u; break;
+	case O_HID: o->cfg.hid = (int)u; break;
+	case O_BW_INTRA: o->job.bw_intra = v * 1e9; break;
+	case O_BW_INTER: o->job.bw_inter = v * 1e9; break;
+	}
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct predict_opts *o)
+{
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	tp_job_default(&o->job);
+	o->job.batch = 0;	/* required for a prediction */
+	tp_model_config_default(&o->cfg);
+	tp_train_opts_default(&o->train);
+	o->folds = 10;
+	o->ernest_points = 3;
+	optind = 0;	/* 0: glibc re-initialises (main() scanned with "+") */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		if (opt == '?') {
+			ctl_err("unknown option '%s'", argv[optind - 1]);
+			return -EINVAL;
+		}
+		switch (opt) {
+		case O_MODEL: o->model = optarg; break;
+		case O_DATA: o->data = optarg; break;
+		case O_OUT: o->out = optarg; break;
+		case O_BACKEND: o->backend = optarg; break;
+		case O_NO_GHN: o->cfg.use_ghn = false; break;
+		case O_NO_STATS: o->cfg.features &= ~(uint32_t)TP_FEAT_STATS; break;
+		case O_PER_ARCH: o->per_arch = true; break;
+		case O_VERBOSE: o->train.verbose = true; break;
+		default:
+			if (num_opt(opt, optarg, o))
+				return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int lib_err(int err, const char *what)
+{
+	ctl_err("%s: %s", what, tp_errmsg()[0] ? tp_errmsg() : strerror(-err));
+	return err;
+}
+
+/* --model FILE, else $TANDEM_PREDICT_MODEL, else the model built into the library */
+static int open_model(const struct predict_opts *o, struct tp_model **m, const char **src)
+{
+	const char *path = o->model ? o->model : getenv("TANDEM_PREDICT_MODEL");
+	enum tp_backend b = TP_BACKEND_AUTO;
+	int err;
+
+	*src = path ? path : "built-in";
+	err = path ? tp_model_load(path, m) : tp_model_load_default(m);
+	if (err)
+		return lib_err(err, "cannot load the predictor model");
+	if (o->backend && !strcmp(o->backend, "cpu")) {
+		b = TP_BACKEND_CPU;
+	} else if (o->backend && !strcmp(o->backend, "cuda")) {
+		b = TP_BACKEND_CUDA;
+	} else if (o->backend && strcmp(o->backend, "auto")) {
+		ctl_err("--backend must be auto, cpu or cuda");
+		err = -EINVAL;
+		goto out_free;
+	}
+	err = tp_model_set_backend(*m, b);
+	if (err) {
+		lib_err(err, "backend");
+		goto out_free;
+	}
+	return 0;
+out_free:
+	tp_model_free(*m);
+	*m = NULL;
+	return err;
+}
+
+/* wall times of the import and of the prediction, for the record */
+struct predict_timing {
+	double import_ms, predict_ms;
+};
+
+static void print_prediction(const char *onnx, const char *src, const struct tp_model *m,
+			     const struct tp_job *job, const struct tp_graph *g,
+			     const struct tp_prediction *p, const struct predict_timing *t)
+{
+	struct tp_graph_stats st;
+
+	tp_graph_get_stats(g, &st);
+	out_obj_open(NULL);
+	out_str("graph", "graph: %s", onnx);
+	out_u64("graph_nodes", " (%llu GHN-2 nodes,", (uint64_t)tp_graph_num_nodes(g));
+	out_double("params", " %.4g parameters,", st.params);
+	out_double("flops_per_sample", " %.4g FLOPs/sample)\n", st.flops);
+	out_double("batch", "job: batch %g per worker,", job->batch);
+	out_u64("gpus", " %llu GPU(s)", (uint64_t)job->gpus);
+	out_u64("nodes", " x %llu node(s)\n", (uint64_t)job->nodes);
+	out_double("compute_s", "compute per iteration: %.4f s\n", p->compute_s);
+	out_double("allreduce_s", "ring all-reduce:       %.4f s", p->allreduce_s);
+	out_double("grad_bytes", " (%.4g gradient bytes)\n", p->grad_bytes);
+	out_double("total_s", "predicted iteration:   %.4f s\n", p->total_s);
+	out_str("model", "model: %s", src);
+	out_str("trained_on", ", trained on %s", tp_model_trained_on(m));
+	out_str("backend", ", backend %s", tp_backend_name(tp_model_backend(m)));
+	out_str("device", " on %s\n", job->dev ? job->dev->name : "?");
+	out_double("import_ms", "import %.2f ms", t->import_ms);
+	out_double("predict_ms", ", prediction %.2f ms\n", t->predict_ms);
+	if (!st.shapes_known)
+		out_text("warning: intermediate shapes unknown, FLOPs undercounted: run "
+			 "onnx.shape_inference.infer_shapes(model, data_prop=True) first\n");
+	out_obj_close();
+}
+
+static int cmd_predict_one(int argc, char **argv)
+{
+	struct tp_graph *g = NULL;
+	struct tp_model *m = NULL;
+	struct predict_timing t;
+	struct tp_prediction p;
+	struct tp_device dev;
+	struct predict_opts o;
+	const char *src;
+	double t0, t1;
+	int err = parse_opts(argc, argv, &o);
+
+	if (err || optind != argc - 1 || o.job.batch <= 0) {
+		if (!err)
+			ctl_err("need one MODEL.onnx and --batch B");
+		return err ? err : ctl_usage("predict", NULL);
+	}
+	t0 = now_s();
+	err = tp_graph_load_onnx(argv[optind], &g);
+	if (err)
+		return lib_err(err, "cannot import the graph");
+	t.import_ms = 1e3 * (now_s() - t0);
+	err = open_model(&o, &m, &src);
+	/* the features of the device this runs on; a model trained on another
+	 * device has zero weights for them (Documentation/predictor.md) */
+	if (!err && !tp_device_query(tp_model_backend(m), &dev))
+		o.job.dev = &dev;
+	if (!err) {
+		t1 = now_s();
+		err = tp_predict(m, g, &o.job, &p);
+		t.predict_ms = 1e3 * (now_s() - t1);
+		if (err)
+			lib_err(err, "prediction failed");
+		else
+			print_prediction(argv[optind], src, m, &o.job, g, &p, &t);
+	}
+	tp_model_free(m);
+	tp_graph_free(g);
+	return err;
+}
+
+static int cmd_predict_train(int argc, char **argv)
+{
+	struct tp_dataset *d = NULL;
+	struct tp_model *m = NULL;
+	struct predict_opts o;
+	double rmse = 0, t0 = now_s();
+	int err = parse_opts(argc, argv, &o);
+
+	if (err || !o.data || !o.out || optind != argc) {
+		if (!err)
+			ctl_err("need --data runs.csv and --out FILE");
+		return -EINVAL;
+	}
+	err = tp_dataset_load(o.data, &d);
+	if (err)
+		return lib_err(err, "cannot load runs");
+	err = tp_model_new(&o.cfg, o.train.seed, &m);
+	if (!err)
+		err = tp_train(m, d, NULL, &o.train, &rmse);
+	if (!err)
+		err = tp_model_save(m, o.out);
+	if (err) {
+		lib_err(err, "training failed");
+	} else {
+		out_obj_open(NULL);
+		out_u64("archs", "trained on %llu architectures", (uint64_t)tp_dataset_num_archs(d));
+		out_u64("runs", ", %llu runs", (uint64_t)tp_dataset_num_runs(d));
+		out_double("train_rmse_log", ": rmse of log time %.4f", rmse);
+		out_double("seconds", " in %.1f s", now_s() - t0);
+		out_str("out", " -> %s\n", o.out);
+		out_obj_close();
+	}
+	tp_model_free(m);
+	tp_dataset_free(d);
+	return err;
+}
+
+static void print_eval(const struct tp_eval_result *r)
+{
+	out_obj_open(NULL);
+	out_u64("archs", "leave-architecture-out CV: %llu architectures", (uint64_t)r->archs);
+	out_u64("runs", ", %llu runs", (uint64_t)r->runs);
+	out_u64("folds", ", %llu folds\n", (uint64_t)r->folds);
+	out_u64("ernest_fit_points", "Ernest fitted per architecture on its %llu smallest batch "
+		"sizes; scored on the other ", (uint64_t)r->ernest_fit_points);
+	out_u64("eval_runs", "%llu runs\n", (uint64_t)r->eval_runs);
+	out_double("mape_ours", "MAPE ours:   %.2f%% (on the same runs)", r->mape_ours);
+	out_double("mape_ours_all", "; %.2f%% on all runs of held-out architectures\n",
+		   r->mape_ours_all);
+	out_double("mape_ernest", "MAPE Ernest: %.2f%%\n", r->mape_ernest);
+	out_double("ratio", "Ernest / ours: %.2fx\n", r->mape_ernest / r->mape_ours);
+	out_double("mape_ernest_loo", "(Ernest fitted on all other runs of the architecture: "
+		   "%.2f%% over all runs)\n", r->mape_ernest_loo);
+	out_double("train_seconds", "training and scoring took %.1f s\n", r->train_seconds);
+	out_obj_close();
+}
+
+static int cmd_predict_eval(int argc, char **argv)
+{
+	struct tp_eval_result r;
+	struct tp_dataset *d = NULL;
+	struct predict_opts o;
+	int err = parse_opts(argc, argv, &o);
+
+	if (err || !o.data || optind != argc) {
+		if (!err)
+			ctl_err("need --data runs.csv");
+		return -EINVAL;
+	}
+	err = tp_dataset_load(o.data, &d);
+	if (err)
+		return lib_err(err, "cannot load runs");
+	err = tp_eval_cv(d, &o.cfg, &o.train, o.folds, o.ernest_points, &r,
+			 o.per_arch && !opt_json ? stdout : NULL);
+	if (err)
+		lib_err(err, "evaluation failed");
+	else
+		print_eval(&r);
+	tp_dataset_free(d);
+	return err;
+}
+
+static int cmd_predict_graph(int argc, char **argv)
+{
+	struct tp_graph *g = NULL;
+	int hist[TP_NUM_PRIMS], err;
+
+	if (argc != 2)
+		return ctl_usage("predict", "graph");
+	err = tp_graph_load_onnx(argv[1], &g);
+	if (err)
+		return lib_err(err, "cannot import the graph");
+	if (!opt_json) {
+		err = tp_graph_write_text(g, stdout);
+		tp_graph_free(g);
+		return err;
+	}
+	tp_graph_prim_hist(g, hist);
+	out_obj_open(NULL);
+	out_u64("nodes", NULL, (uint64_t)tp_graph_num_nodes(g));
+	out_u64("edges", NULL, (uint64_t)tp_graph_num_edges(g));
+	out_u64("virtual_edges", NULL, (uint64_t)tp_graph_num_virtual(g));
+	out_obj_open("primitives");
+	for (int p = 0; p < TP_NUM_PRIMS; p++)
+		out_u64(tp_prim_name(p), NULL, (uint64_t)hist[p]);
+	out_obj_close();
+	out_obj_close();
+	tp_graph_free(g);
+	return 0;
+}
+
+static int cmd_predict(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "train"))
+		return cmd_predict_train(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "eval"))
+		return cmd_predict_eval(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "graph"))
+		return cmd_predict_graph(argc - 1, argv + 1);
+	return cmd_predict_one(argc, argv);
+}
+
+TANDEM_CMD(predict, "predict", NULL, cmd_predict,
+	   "MODEL.onnx --batch B [--gpus G] [--nodes N] [--model FILE] [--backend auto|cpu|cuda] "
+	   "[--bw-intra GB/s] [--bw-inter GB/s]",
+	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
+TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
+	   "--data runs.csv --out FILE [--epochs N] [--seed S] [--hid D] [--no-ghn] [--no-stats]",
+	   "train the predictor on measured runs")
+TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
+	   "--data runs.csv [--folds K] [--seed S] [--ernest-points P] [--epochs N] [--per-arch]",
+	   "leave-architecture-out cross-validation, ours vs Ernest")
+TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
+	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")
