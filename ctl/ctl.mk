@@ -16,18 +16,18 @@ CTL_ASANOBJS := $(patsubst $(B)/ctl/%.o,$(B)/asan/ctl/%.o,$(CTL_LIBOBJS))
 NL_CFLAGS   := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS     := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 CTL_CFLAGS  += $(NL_CFLAGS) -Ictl -pthread
-CTL_LDLIBS  += $(NL_LIBS) -lm -pthread
+CTL_LDLIBS  += $(NL_LIBS) -ljansson -lm -pthread
 
 ALL_TARGETS += $(B)/tandemctl ctl/tandemctl
 CLEAN_FILES += ctl/tandemctl
 
 $(B)/ctl/%.o: ctl/%.c $(CTL_HDRS) kmod/uapi/tandem.h
 	@mkdir -p $(dir $@) $(B)/gen
-	$(CC) $(CFLAGS) $(CTL_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(CFLAGS) $(CTL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/asan/ctl/%.o: ctl/%.c $(CTL_HDRS) kmod/uapi/tandem.h
 	@mkdir -p $(dir $@) $(B)/gen
-	$(CC) $(CFLAGS) $(SANFLAGS) $(CTL_CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(CFLAGS) $(SANFLAGS) $(CTL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # Linked from the objects, not an archive, so every TANDEM_CMD() constructor is kept.
 $(B)/tandemctl: $(CTL_OBJS)

@@ -1,130 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Calibration measurements (see calibrate.h). */
-#include <dirent.h>
-#include <limits.h>
+/* Cold-read bandwidth with k concurrent readers (calibrate.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "calibrate/calibrate.h"
-#include "cli/cmd.h"
-#include "lib/procio.h"
 #include "lib/util.h"
 
 #define CAL_CHUNK	(1u << 20)
-
-uint64_t cal_sample_count(const struct lg_dataset *ds, double bytes)
-{
-	double sum = 0;
-	uint64_t n = 0;
-
-	if (bytes <= 0)
-		return ds->nsamples;
-	while (n < ds->nsamples && sum < bytes)
-		sum += ds->samples[n++].len;
-	return n;
-}
-
-/* Files covered by the first n samples (samples are in file order). */
-static uint32_t files_of(const struct lg_dataset *ds, uint64_t n)
-{
-	return n ? ds->samples[n - 1].file + 1 : 0;
-}
-
-static int file_resident(const char *path, uint64_t *pages, uint64_t *res)
-{
-	long psz = sysconf(_SC_PAGESIZE);
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-	unsigned char *vec = NULL;
-	uint64_t size, np;
-	void *map;
-
-	if (fd < 0)
-		return -errno;
-	size = lseek(fd, 0, SEEK_END);
-	np = (size + psz - 1) / psz;
-	if (!np)
-		goto close_fd;
-	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		err = -errno;
-		goto close_fd;
-	}
-	vec = malloc(np);
-	if (!vec || mincore(map, size, vec))
-		err = vec ? -errno : -ENOMEM;
-	for (uint64_t i = 0; !err && i < np; i++)
-		*res += vec[i] & 1;
-	*pages += np;
-	free(vec);
-	munmap(map, size);
-close_fd:
-	close(fd);
-	return err;
-}
-
-int cal_resident(const struct lg_dataset *ds, uint64_t nsamples, double *frac)
-{
-	uint64_t pages = 0, res = 0;
-	uint32_t nf = files_of(ds, nsamples);
-	int err;
-
-	for (uint32_t f = 0; f < nf; f++) {
-		err = file_resident(ds->paths[f], &pages, &res);
-		if (err)
-			return err;
-	}
-	*frac = pages ? (double)res / pages : 0;
-	return 0;
-}
-
-static int drop_caches(void)
-{
-	int fd, err = 0;
-
-	sync();
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, "1", 1) != 1)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-int cal_make_cold(const struct lg_dataset *ds, uint64_t nsamples, enum cal_cold how,
-		  double *resident)
-{
-	uint32_t nf = files_of(ds, nsamples);
-	int err = 0;
-
-	if (how == CAL_COLD_DROP_CACHES) {
-		err = drop_caches();
-	} else {
-		for (uint32_t f = 0; f < nf && !err; f++) {
-			int fd = open(ds->paths[f], O_RDONLY | O_CLOEXEC);
-
-			if (fd < 0)
-				return -errno;
-			err = -posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-			close(fd);
-		}
-	}
-	if (!err && resident)
-		err = cal_resident(ds, nsamples, resident);
-	return err;
-}
-
-/* ---- bandwidth ---- */
 
 struct bw_run {
 	const struct lg_dataset *ds;
@@ -242,68 +129,4 @@ int cal_bandwidth(const struct lg_dataset *ds, uint64_t nsamples, int k,
 free_rd:
 	free(rd);
 	return err;
-}
-
-/* ---- the storage and memory part of a profile ---- */
-
-static void stamp(struct profile *p)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(p->created, sizeof(p->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static int measure_bw(const struct cal_opts *o, const struct lg_dataset *ds,
-		      struct profile *p)
-{
-	int kmax = o->max_readers > 0 ? o->max_readers : 2;
-	uint64_t n = cal_sample_count(ds, o->sample_bytes);
-	int err = 0;
-
-	if (kmax > MODEL_MAX_BW)
-		kmax = MODEL_MAX_BW;
-	if (n < (uint64_t)kmax)
-		return -ENODATA;
-	p->nbw = 0;
-	for (int k = 1; k <= kmax && !err; k++) {
-		struct cal_bw bw;
-
-		err = cal_bandwidth(ds, n, k, o->cold, &bw);
-		if (err)
-			break;
-		if (bw.resident_before > 0.05)
-			ctl_err("warning: %.0f%% of the sample stayed cached after %s: "
-				"B(%d) is not a cold measurement", bw.resident_before * 100,
-				o->cold == CAL_COLD_FADVISE ? "fadvise" : "drop_caches", k);
-		if (o->verbose)
-			fprintf(stderr, "B(%d) = %.1f MiB/s (%.1f MiB in %.2f s)\n", k,
-				bw.bps / 1048576, bw.bytes / 1048576, bw.seconds);
-		p->bw[p->nbw++] = bw.bps;
-		p->sample_bytes = bw.bytes;
-	}
-	/* leave the dataset cold, as training jobs will find it */
-	return err ?: cal_make_cold(ds, n, o->cold, NULL);
-}
-
-int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_dataset *ds,
-		struct profile *p)
-{
-	char *abs = realpath(dir, NULL);
-	int err;
-
-	stamp(p);
-	free(p->dataset_path);
-	p->dataset_path = abs ? abs : strdup(dir);
-	if (!p->dataset_path)
-		return -ENOMEM;
-	p->dataset_bytes = ds->bytes;
-	p->files = ds->nfiles;
-	p->record_size = ds->record_size;
-	p->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	snprintf(p->cold_method, sizeof(p->cold_method), "%s",
-		 o->cold == CAL_COLD_FADVISE ? "fadvise" : "drop-caches");
-	err = cal_memory(p);
-	return err ?: measure_bw(o, ds, p);
 }

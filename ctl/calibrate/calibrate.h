@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Measurements behind a calibration profile: cold-read bandwidth with k
- * concurrent readers, memory the page cache can use per NUMA node (and which
- * node is the CXL one), and an instance's compute-bound rate from a short
- * warm run of its command.
+ * Measurements behind a calibration profile (model/model.h): cold-read
+ * bandwidth with k concurrent readers (bandwidth.c, on the samples of
+ * cold.c), memory the page cache can use per NUMA node and which node is the
+ * CXL one (memory.c), an instance's compute-bound rate from a short warm run
+ * of its command (warm.c), and the storage and memory part of a profile from
+ * all of them (profile.c).
  */
 #ifndef TANDEM_CTL_CALIBRATE_H
 #define TANDEM_CTL_CALIBRATE_H
@@ -12,7 +14,7 @@
 #include <stdint.h>
 
 #include "loadgen/loadgen.h"
-#include "model/profile.h"
+#include "model/model.h"
 
 enum cal_cold {
 	/*

@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Calibration: memory per NUMA node, and the warm-run compute rate. */
+/* Calibration: what the page cache can use per NUMA node (calibrate.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "calibrate/calibrate.h"
-#include "lib/procio.h"
-#include "lib/util.h"
+#include "module/module.h"
 
 #define NODE_SYS	"/sys/devices/system/node"
 #define MAX_NODE_ID	1024
@@ -99,37 +93,45 @@ static int read_node(int id, const double *high, struct profile_node *n)
 	return err;
 }
 
+/* tandem.ko's CXL node, over netlink; -1 when it is not loaded or has none */
 static int tandem_cxl_node(void)
 {
-	FILE *f = fopen("/sys/kernel/tandem/cxl_node", "r");
+	struct tmod_stats s;
+	struct tnl *nl;
 	int node = -1;
 
-	if (!f)
+	if (tnl_open(&nl, true))
 		return -1;
-	if (fscanf(f, "%d", &node) != 1)
-		node = -1;
-	fclose(f);
+	if (!tmod_stats_get(nl, &s))
+		node = s.cxl_node;
+	tnl_close(nl);
 	return node;
 }
 
 static int read_nodes(struct profile *p)
 {
-	static double high[MAX_NODE_ID];
-	DIR *d = opendir(NODE_SYS);
+	double *high = calloc(MAX_NODE_ID, sizeof(*high));
 	struct dirent *e;
 	int id, err = 0;
+	DIR *d;
 
-	memset(high, 0, sizeof(high));
+	if (!high)
+		return -ENOMEM;
 	zone_high(high, MAX_NODE_ID);
 	p->nnodes = 0;
-	if (!d)
-		return -errno;
+	d = opendir(NODE_SYS);
+	if (!d) {
+		err = -errno;
+		goto free_high;
+	}
 	while ((e = readdir(d)) && !err && p->nnodes < PROFILE_MAX_NODES) {
 		if (sscanf(e->d_name, "node%d", &id) != 1 || id < 0 || id >= MAX_NODE_ID)
 			continue;
 		err = read_node(id, high, &p->nodes[p->nnodes++]);
 	}
 	closedir(d);
+free_high:
+	free(high);
 	return err;
 }
 
@@ -153,97 +155,4 @@ int cal_memory(struct profile *p)
 			p->cache_dram += p->nodes[i].avail;
 	}
 	return 0;
-}
-
-/* ---- warm-run rate ---- */
-
-static int warm_dataset(const struct lg_dataset *ds, double bytes)
-{
-	uint64_t n = cal_sample_count(ds, bytes);
-	unsigned char *buf = malloc(1 << 20);
-	int err = buf ? 0 : -ENOMEM;
-
-	for (uint64_t s = 0; s < n && !err; s++) {
-		const struct lg_sample *sm = &ds->samples[s];
-		int fd = open(ds->paths[sm->file], O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0) {
-			err = -errno;
-			break;
-		}
-		for (uint64_t off = 0; off < sm->len;) {
-			ssize_t got = pread(fd, buf, sm->len - off < (1 << 20) ? sm->len - off :
-					    (1 << 20), sm->off + off);
-
-			if (got <= 0)
-				break;
-			off += got;
-		}
-		close(fd);
-	}
-	free(buf);
-	return err;
-}
-
-static pid_t spawn_group(char *const *argv)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (pid > 0)
-		setpgid(pid, pid);	/* also here: no race with kill(-pid) */
-	return pid;
-}
-
-static void kill_group(pid_t pid)
-{
-	kill(-pid, SIGTERM);
-	for (int i = 0; i < 20 && waitpid(pid, NULL, WNOHANG) == 0; i++)
-		usleep(100000);
-	kill(-pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
-
-int cal_warm_rate(char *const *argv, const struct lg_dataset *ds, double cache_bytes,
-		  double seconds, double *bps)
-{
-	double t0, t, t1 = -1, tl = 0, rc1 = 0, rcl = 0;
-	struct procio io;
-	int status, err;
-	pid_t pid;
-
-	err = warm_dataset(ds, cache_bytes * 0.9);
-	if (err)
-		return err;
-	pid = spawn_group(argv);
-	if (pid < 0)
-		return -errno;
-	t0 = now_s();
-	while ((t = now_s() - t0) < seconds) {
-		usleep(50000);
-		/* sample before reaping: a reaped leader takes its counters along */
-		procio_group(pid, &io);
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-				return -ENOEXEC;
-			break;
-		}
-		tl = now_s() - t0;
-		rcl = io.rchar;
-		if (t1 < 0 && tl >= 1.0) {	/* skip start-up */
-			t1 = tl;
-			rc1 = rcl;
-		}
-	}
-	kill_group(pid);
-	if (t1 >= 0 && tl - t1 >= 0.5)
-		*bps = (rcl - rc1) / (tl - t1);
-	else
-		*bps = tl > 0 ? rcl / tl : 0;
-	return *bps > 0 ? 0 : -ENODATA;
 }

@@ -3,7 +3,7 @@
  * tandemctl [OPTIONS] OBJECT [VERB] [ARGS...]
  *
  * Global options, then the commands registered with TANDEM_CMD() in
- * ctl/cmd_*.c (dispatch in ctl/cmd.c).
+ * ctl/cmd/<object>.c (dispatch and conventions in ctl/cli/cmd.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -29,13 +29,14 @@ int main(int argc, char **argv)
 	int opt;
 
 	/* '+': stop at the first non-option, the object keyword */
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+jpVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			opt_json = true;
 			break;
 		case 'p':
-			opt_pretty = true;
+			opt_json = opt_pretty = true;	/* indented JSON is JSON */
 			break;
 		case 'V':
 			printf("tandemctl %s\n", TANDEM_VERSION);
@@ -44,14 +45,18 @@ int main(int argc, char **argv)
 			ctl_print_help(stdout);
 			return EXIT_SUCCESS;
 		default:
+			if (optopt)
+				ctl_err("unknown option '-%c'", optopt);
+			else
+				ctl_err("unknown option '%s'", argv[optind - 1]);
 			ctl_print_help(stderr);
-			return EXIT_FAILURE;
+			return ctl_exit_status(CTL_EUSAGE);
 		}
 	}
 	if (optind >= argc) {
 		ctl_print_help(stderr);
-		return EXIT_FAILURE;
+		return ctl_exit_status(CTL_EUSAGE);
 	}
 	out_init(stdout, opt_json, opt_pretty);
-	return ctl_run(argc - optind, argv + optind) ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ctl_exit_status(ctl_run(argc - optind, argv + optind));
 }

@@ -14,11 +14,11 @@
 
 #include "calibrate/calibrate.h"
 #include "cli/cmd.h"
+#include "lib/log.h"
 #include "lib/out.h"
-#include "model/profile.h"
-#include "release/release.h"
 #include "lib/units.h"
 #include "lib/util.h"
+#include "release/release.h"
 
 struct cal_cmd {
 	const char *dataset, *output;
@@ -45,21 +45,6 @@ static const struct option cal_opts_long[] = {
 	{ 0 }
 };
 
-static int parse_rates(const char *s, struct cal_cmd *c)
-{
-	struct model_args tmp;
-	int err;
-
-	/* same syntax as a bandwidth list: sizes per second */
-	model_args_init(&tmp);
-	err = model_args_parse_bw(&tmp, s);
-	if (err)
-		return err;
-	c->nrates = tmp.nbw;
-	memcpy(c->rates, tmp.bw, tmp.nbw * sizeof(double));
-	return 0;
-}
-
 static int cal_opt(struct cal_cmd *c, int opt, const char *arg)
 {
 	char err[160];
@@ -83,16 +68,10 @@ static int cal_opt(struct cal_cmd *c, int opt, const char *arg)
 		c->opts.max_readers = k;
 		return 0;
 	case 'i':
-		if (c->args.nspec == MODEL_MAX_INST)
-			return -E2BIG;
-		profile_inst_default(&c->args.spec[c->args.nspec], c->args.nspec);
-		if (profile_inst_parse(arg, &c->args.spec[c->args.nspec], err, sizeof(err))) {
-			ctl_err("--instance: %s", err);
-			return -EINVAL;
-		}
-		c->args.nspec++;
+		if (model_args_add_instance(&c->args, arg, err, sizeof(err)))
+			return ctl_usage_err("calibrate", NULL, "--instance: %s", err);
 		return 0;
-	case 'R': return parse_rates(arg, c);
+	case 'R': return model_args_parse_rates(arg, c->rates, MODEL_MAX_INST, &c->nrates);
 	case 'w': return units_parse_duration(arg, &c->warm_time);
 	case 'o': c->output = arg; return 0;
 	}
@@ -101,7 +80,7 @@ static int cal_opt(struct cal_cmd *c, int opt, const char *arg)
 
 static int cal_parse(int argc, char **argv, struct cal_cmd *c)
 {
-	int opt, dash = argc;
+	int opt, ret, dash = argc;
 
 	memset(c, 0, sizeof(*c));
 	model_args_init(&c->args);
@@ -116,23 +95,24 @@ static int cal_parse(int argc, char **argv, struct cal_cmd *c)
 		}
 	}
 	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
-	while ((opt = getopt_long(dash, argv, "o:", cal_opts_long, NULL)) != -1) {
-		if (opt == '?' || cal_opt(c, opt, optarg)) {
-			if (opt != '?')
-				ctl_err("bad value '%s'", optarg);
-			return ctl_usage("calibrate", NULL);
-		}
+	while ((opt = ctl_getopt(dash, argv, "o:", cal_opts_long, "calibrate", NULL)) != -1) {
+		if (opt == CTL_EUSAGE)
+			return opt;
+		ret = cal_opt(c, opt, optarg);
+		if (ret == CTL_EUSAGE)
+			return ret;
+		if (ret)
+			return ctl_usage_err("calibrate", NULL, "bad value '%s' for --%s", optarg,
+					     opt_name(cal_opts_long, opt));
 	}
-	if (optind != dash || !c->dataset) {
-		ctl_err(c->dataset ? "unexpected argument '%s'" : "--dataset is required",
-			optind < dash ? argv[optind] : "");
-		return -EINVAL;
-	}
+	if (optind != dash)
+		return ctl_usage_err("calibrate", NULL, "unexpected argument '%s'", argv[optind]);
+	if (!c->dataset)
+		return ctl_usage_err("calibrate", NULL, "--dataset is required");
 	if (dash < argc && rel_split_commands(argc - dash - 1, argv + dash + 1,
-					      &c->cmds, &c->ncmds)) {
-		ctl_err("commands after '--' must be separated by ':::' and not empty");
-		return -EINVAL;
-	}
+					      &c->cmds, &c->ncmds))
+		return ctl_usage_err("calibrate", NULL, "commands after '--' must be separated "
+				     "by ':::' and not empty");
 	return 0;
 }
 
@@ -195,7 +175,7 @@ static void cal_print(const struct profile *p, const char *output)
 	out_arr_open("bandwidth_bps");
 	for (int k = 0; k < p->nbw; k++) {
 		out_double(NULL, NULL, p->bw[k]);
-		out_text("B(%d) = %s/s%s", k + 1, units_fmt_size(p->bw[k], b, sizeof(b)),
+		out_text("B(%d) = %s%s", k + 1, units_fmt_rate(p->bw[k], b, sizeof(b)),
 			 k + 1 < p->nbw ? ", " : "");
 	}
 	out_arr_close();
@@ -211,7 +191,7 @@ static void cal_print(const struct profile *p, const char *output)
 		out_obj_open(NULL);
 		out_str("name", "instance %s: ", p->inst[i].m.name);
 		out_double("rate_bps", NULL, p->inst[i].m.rate);
-		out_text("%s/s", units_fmt_size(p->inst[i].m.rate, b, sizeof(b)));
+		out_text("%s", units_fmt_rate(p->inst[i].m.rate, b, sizeof(b)));
 		out_str("rate_source", " (%s)\n", p->inst[i].rate_source);
 		out_obj_close();
 	}

@@ -86,17 +86,15 @@ static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
 	out_u64("bytes", NULL, res->bytes);
 	out_u64("samples", NULL, res->samples);
 	out_double("rate_bps", NULL, res->total > 0 ? res->bytes / res->total : 0);
-	out_text(", %s/s", units_fmt_size(res->total > 0 ? res->bytes / res->total : 0,
-					  b, sizeof(b)));
+	out_text(", %s", units_fmt_rate(res->total > 0 ? res->bytes / res->total : 0,
+					b, sizeof(b)));
 	out_double("wait_s", ", waited for data %.3f s", res->wait);
 	out_u64("verify_errors", o->verify ? ", %llu samples failed verification\n" : "\n",
 		res->verify_errors);
 	out_obj_close();
 }
 
-int cmd_loadgen_gen(int argc, char **argv);
-
-int cmd_loadgen_run(int argc, char **argv)
+static int cmd_loadgen_run(int argc, char **argv)
 {
 	struct lg_dataset ds;
 	struct lg_result res;
@@ -104,19 +102,17 @@ int cmd_loadgen_run(int argc, char **argv)
 	uint64_t rs = 0;
 	int opt, err;
 
-	if (argc > 1 && !strcmp(argv[1], "gen"))
-		return cmd_loadgen_gen(argc - 1, argv + 1);
 	lg_opts_default(&o);
 	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
-	while ((opt = getopt_long(argc, argv, "", run_opts, NULL)) != -1) {
-		if (opt == '?' || run_opt(opt, optarg, &o, &rs)) {
-			if (opt != '?')
-				ctl_err("bad value '%s'", optarg);
-			return ctl_usage("loadgen", NULL);
-		}
+	while ((opt = ctl_getopt(argc, argv, "", run_opts, "loadgen", NULL)) != -1) {
+		if (opt == CTL_EUSAGE)
+			return opt;
+		if (run_opt(opt, optarg, &o, &rs))
+			return ctl_usage_err("loadgen", NULL, "bad value '%s' for --%s", optarg,
+					     opt_name(run_opts, opt));
 	}
 	if (optind != argc - 1)
-		return ctl_usage("loadgen", NULL);
+		return ctl_usage_err("loadgen", NULL, optind < argc ? "one DIR" : "missing DIR");
 	err = lg_dataset_scan(argv[optind], rs, &ds);
 	if (err) {
 		ctl_err("%s: %s", argv[optind], err == -ENODATA ? "no samples" : strerror(-err));
@@ -155,7 +151,7 @@ static int parse_size_dist(char *arg, struct lg_gen_opts *g)
 	return units_parse_bytes(arg, &g->size) || !g->size ? -EINVAL : 0;
 }
 
-int cmd_loadgen_gen(int argc, char **argv)
+static int cmd_loadgen_gen(int argc, char **argv)
 {
 	struct lg_gen_opts g = { .seed = 1 };
 	uint64_t total;
@@ -164,7 +160,7 @@ int cmd_loadgen_gen(int argc, char **argv)
 	int opt, err = 0;
 
 	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
-	while ((opt = getopt_long(argc, argv, "", gen_opts, NULL)) != -1 && !err) {
+	while ((opt = ctl_getopt(argc, argv, "", gen_opts, "loadgen", "gen")) != -1) {
 		if (opt == 'n')
 			err = parse_count(optarg, &g.files);
 		else if (opt == 's')
@@ -172,10 +168,15 @@ int cmd_loadgen_gen(int argc, char **argv)
 		else if (opt == 'S')
 			err = parse_u64(optarg, UINT64_MAX, &g.seed);
 		else
-			err = -EINVAL;
+			return opt;	/* CTL_EUSAGE, printed */
+		if (err)
+			return ctl_usage_err("loadgen", "gen", "bad value '%s' for --%s", optarg,
+					     opt_name(gen_opts, opt));
 	}
-	if (err || optind != argc - 1 || !g.files || !g.size)
-		return ctl_usage("loadgen", "gen");
+	if (optind != argc - 1)
+		return ctl_usage_err("loadgen", "gen", optind < argc ? "one DIR" : "missing DIR");
+	if (!g.files || !g.size)
+		return ctl_usage_err("loadgen", "gen", "--files and --size are required");
 	t0 = now_s();
 	err = lg_gen(argv[optind], &g, &total);
 	if (err) {
@@ -197,7 +198,6 @@ TANDEM_CMD(loadgen, "loadgen", NULL, cmd_loadgen_run,
 	   "[--batch B] [--compute DUR] [--decode DUR] [--record-size SIZE] [--limit N] "
 	   "[--verify] [--timeline CSV]",
 	   "emulate a training job reading DIR (per-batch compute is a sleep)")
-/* listed for help only: the bare 'loadgen' command dispatches 'gen' itself */
 TANDEM_CMD(loadgen_gen, "loadgen", "gen", cmd_loadgen_gen,
 	   "DIR --files N --size SIZE[:fixed|uniform|lognormal] [--seed S]",
 	   "write a synthetic dataset with verifiable content (fsync'd)")

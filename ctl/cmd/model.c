@@ -11,12 +11,11 @@
 #include <string.h>
 
 #include "cli/cmd.h"
-#include "model/model.h"
-#include "model/report.h"
+#include "lib/log.h"
 #include "lib/out.h"
-#include "model/profile.h"
 #include "lib/units.h"
 #include "lib/util.h"
+#include "model/model.h"
 
 #define GRID_MAX 1024
 
@@ -112,13 +111,8 @@ static int model_opt(struct model_cmd *c, int opt, const char *arg)
 	case 'v': ret = model_evict_parse(arg, (enum model_evict *)&a->evict); break;
 	case 'w': a->warm = true; break;
 	case 'i':
-		if (a->nspec == MODEL_MAX_INST)
-			return ctl_err("too many instances"), -E2BIG;
-		profile_inst_default(&a->spec[a->nspec], a->nspec);
-		ret = profile_inst_parse(arg, &a->spec[a->nspec], err, sizeof(err));
-		if (ret)
-			return ctl_err("--instance: %s", err), ret;
-		a->spec_str[a->nspec++] = arg;
+		if (model_args_add_instance(a, arg, err, sizeof(err)))
+			return ctl_usage_err("model", NULL, "--instance: %s", err);
 		break;
 	case 'n':
 		ret = units_parse_bytes(arg, &u);
@@ -132,11 +126,12 @@ static int model_opt(struct model_cmd *c, int opt, const char *arg)
 	case 'm': ret = parse_double(arg, &c->min_gain); break;
 	case 'p': c->plot = arg; break;
 	case 'M': c->measured = arg; break;
-	default: return -EINVAL;
+	default: return opt;	/* CTL_EUSAGE, printed */
 	}
 	if (ret)
-		ctl_err("bad value for an option: '%s'", arg);
-	return ret ? -EINVAL : 0;
+		return ctl_usage_err("model", NULL, "bad value '%s' for --%s", arg,
+				     opt_name(model_opts, opt));
+	return 0;
 }
 
 static int model_parse(int argc, char **argv, struct model_cmd *c)
@@ -148,17 +143,13 @@ static int model_parse(int argc, char **argv, struct model_cmd *c)
 	c->search = true;
 	c->min_gain = MO_MIN_GAIN;
 	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
-	while ((opt = getopt_long(argc, argv, "", model_opts, NULL)) != -1) {
-		if (opt == '?')
-			return ctl_usage("model", NULL);
+	while ((opt = ctl_getopt(argc, argv, "", model_opts, "model", NULL)) != -1) {
 		err = model_opt(c, opt, optarg);
 		if (err)
 			return err;
 	}
-	if (optind < argc) {
-		ctl_err("unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return ctl_usage_err("model", NULL, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
@@ -200,41 +191,14 @@ static int model_run_cmd(struct model_cmd *c, struct model *m, struct mo_report 
 	return mo_search(m, r, c->sgrid, c->min_gain);
 }
 
-/*
- * When CXL capacity is known and steering was not forced either way, show
- * what the schedule would give without steering too.
- */
-static int model_without_steering(struct model_cmd *c, const struct profile *p,
-				  struct model **alt_m, struct mo_report *alt)
-{
-	double cxl = c->args.cxl_cache >= 0 ? c->args.cxl_cache : p->cache_cxl;
-	struct model_inst inst[MODEL_MAX_INST];
-	struct model_args a = c->args;
-	struct model_sys sys;
-	char err[256];
-	int n, ret;
-
-	if (!(cxl > 0) || c->args.steer >= 0 || !c->search)
-		return 0;
-	a.steer = 0;
-	ret = model_args_build(&a, p, &sys, inst, &n, err, sizeof(err));
-	ret = ret ?: model_new(&sys, inst, n, alt_m, err, sizeof(err));
-	if (ret)
-		return ctl_err("%s", err), ret;
-	return mo_search(*alt_m, alt, c->sgrid, c->min_gain);
-}
-
 int cmd_model_show(int argc, char **argv)
 {
 	struct mo_report r = { 0 }, alt = { 0 };
-	struct model *alt_m = NULL;
-	struct model_inst inst[MODEL_MAX_INST];
-	struct model_sys sys;
+	struct model_set set = { 0 };
 	struct model_cmd c;
 	struct profile p;
-	struct model *m = NULL;
 	char err[256];
-	int n, ret;
+	int ret;
 
 	ret = model_parse(argc, argv, &c);
 	if (ret)
@@ -244,26 +208,29 @@ int cmd_model_show(int argc, char **argv)
 		ctl_err("%s: %s", c.profile, err);
 		return ret;
 	}
-	ret = model_args_build(&c.args, &p, &sys, inst, &n, err, sizeof(err));
-	ret = ret ?: model_new(&sys, inst, n, &m, err, sizeof(err));
+	/*
+	 * When steering was not forced either way and there is CXL capacity,
+	 * show what the schedule would give without steering too.
+	 */
+	ret = model_set_new(&c.args, &p, c.args.steer < 0 && c.search, &set, err, sizeof(err));
 	if (ret) {
 		ctl_err("%s", err);
 		goto free_profile;
 	}
-	ret = model_run_cmd(&c, m, &r);
-	ret = ret ?: model_without_steering(&c, &p, &alt_m, &alt);
+	ret = model_run_cmd(&c, set.m, &r);
+	if (!ret && set.alt)
+		ret = mo_search(set.alt, &alt, c.sgrid, c.min_gain);
 	if (ret) {
 		ctl_err("model: simulation failed (%s)", strerror(-ret));
 		goto free_model;
 	}
-	mo_print(m, &p, &r, alt_m, &alt);
+	mo_print(set.m, &p, &r, set.alt, &alt);
 	if (c.plot)
-		ret = mo_plot(c.plot, c.measured, m, &r);
+		ret = mo_plot(c.plot, c.measured, set.m, &r);
 free_model:
 	mo_report_free(&r);
 	mo_report_free(&alt);
-	model_free(alt_m);
-	model_free(m);
+	model_set_free(&set);
 free_profile:
 	profile_free(&p);
 	return ret;

@@ -4,8 +4,8 @@
  * (libtandem-predict), training the predictor on measured runs, and its
  * leave-architecture-out evaluation against Ernest.
  *
- * The bare command takes the verbs itself: the registry matches a bare
- * object before its verbs, and "predict MODEL.onnx" needs no verb.
+ * "predict MODEL.onnx" is the bare object; train, eval and graph are its
+ * verbs, each with its own options (one verb refuses another's).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +15,7 @@
 
 #include "cli/cmd.h"
 #include "lib/out.h"
+#include "lib/units.h"
 #include "tandem_predict.h"
 #include "lib/util.h"
 
@@ -56,20 +57,32 @@ static const struct option long_opts[] = {
 	{ 0 }
 };
 
-static int num_opt(int opt, const char *arg, struct predict_opts *o)
+/* the options of each verb, by their val */
+static const int one_opts[] = {
+	O_BATCH, O_GPUS, O_NODES, O_MODEL, O_BACKEND, O_BW_INTRA, O_BW_INTER, 0,
+};
+static const int train_opts[] = {
+	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_VERBOSE, 0,
+};
+static const int eval_opts[] = {
+	O_DATA, O_FOLDS, O_POINTS, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS,
+	O_PER_ARCH, O_VERBOSE, 0,
+};
+
+static int num_opt(int opt, const char *arg, const char *verb, struct predict_opts *o)
 {
+	bool real = opt == O_BATCH || opt == O_LR;
+	bool rate = opt == O_BW_INTRA || opt == O_BW_INTER;
 	uint64_t u = 0;
 	double v = 0;
-	int err = opt == O_BATCH || opt == O_BW_INTRA || opt == O_BW_INTER || opt == O_LR ?
-		parse_double(arg, &v) : parse_u64(arg, 1u << 30, &u);
+	int err = rate ? units_parse_rate(arg, &v) : real ? parse_double(arg, &v) :
+		  parse_u64(arg, 1u << 30, &u);
 
-	if (!err && ((opt == O_BATCH || opt == O_BW_INTRA || opt == O_BW_INTER || opt == O_LR) ?
-		     v <= 0 : (opt != O_SEED && u == 0)))
+	if (!err && ((real || rate) ? v <= 0 : (opt != O_SEED && u == 0)))
 		err = -ERANGE;
-	if (err) {
-		ctl_err("invalid value '%s' for --%s", arg, long_opts[opt - O_BATCH].name);
-		return -EINVAL;
-	}
+	if (err)
+		return ctl_usage_err("predict", verb, "invalid value '%s' for --%s", arg,
+				     long_opts[opt - O_BATCH].name);
 	switch (opt) {
 	case O_BATCH: o->job.batch = v; break;
 	case O_GPUS: o->job.gpus = (int)u; break;
@@ -80,15 +93,29 @@ static int num_opt(int opt, const char *arg, struct predict_opts *o)
 	case O_FOLDS: o->folds = (int)u; break;
 	case O_POINTS: o->ernest_points = (int)u; break;
 	case O_HID: o->cfg.hid = (int)u; break;
-	case O_BW_INTRA: o->job.bw_intra = v * 1e9; break;
-	case O_BW_INTER: o->job.bw_inter = v * 1e9; break;
+	case O_BW_INTRA: o->job.bw_intra = v; break;	/* bytes/s */
+	case O_BW_INTER: o->job.bw_inter = v; break;
 	}
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct predict_opts *o)
+static const char *verb_name(const int *allowed)
 {
-	int opt;
+	return allowed == train_opts ? "train" : allowed == eval_opts ? "eval" : NULL;
+}
+
+static int parse_opts(int argc, char **argv, const int *allowed, struct predict_opts *o)
+{
+	struct option opts[sizeof(long_opts) / sizeof(long_opts[0])];
+	const char *verb = verb_name(allowed);
+	int opt, n = 0;
+
+	/* this verb's options only */
+	for (const struct option *l = long_opts; l->name; l++)
+		for (const int *a = allowed; *a; a++)
+			if (l->val == *a)
+				opts[n++] = *l;
+	opts[n] = (struct option){ 0 };
 
 	memset(o, 0, sizeof(*o));
 	tp_job_default(&o->job);
@@ -98,13 +125,10 @@ static int parse_opts(int argc, char **argv, struct predict_opts *o)
 	o->folds = 10;
 	o->ernest_points = 3;
 	optind = 0;	/* 0: glibc re-initialises (main() scanned with "+") */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-		if (opt == '?') {
-			ctl_err("unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		}
+	while ((opt = ctl_getopt(argc, argv, "", opts, "predict", verb)) != -1) {
 		switch (opt) {
+		case CTL_EUSAGE:
+			return opt;
 		case O_MODEL: o->model = optarg; break;
 		case O_DATA: o->data = optarg; break;
 		case O_OUT: o->out = optarg; break;
@@ -114,8 +138,8 @@ static int parse_opts(int argc, char **argv, struct predict_opts *o)
 		case O_PER_ARCH: o->per_arch = true; break;
 		case O_VERBOSE: o->train.verbose = true; break;
 		default:
-			if (num_opt(opt, optarg, o))
-				return -EINVAL;
+			if (num_opt(opt, optarg, verb, o))
+				return CTL_EUSAGE;
 		}
 	}
 	return 0;
@@ -205,13 +229,12 @@ static int cmd_predict_one(int argc, char **argv)
 	struct predict_opts o;
 	const char *src;
 	double t0, t1;
-	int err = parse_opts(argc, argv, &o);
+	int err = parse_opts(argc, argv, one_opts, &o);
 
-	if (err || optind != argc - 1 || o.job.batch <= 0) {
-		if (!err)
-			ctl_err("need one MODEL.onnx and --batch B");
-		return err ? err : ctl_usage("predict", NULL);
-	}
+	if (err)
+		return err;
+	if (optind != argc - 1 || o.job.batch <= 0)
+		return ctl_usage_err("predict", NULL, "need one MODEL.onnx and --batch B");
 	t0 = now_s();
 	err = tp_graph_load_onnx(argv[optind], &g);
 	if (err)
@@ -242,13 +265,13 @@ static int cmd_predict_train(int argc, char **argv)
 	struct tp_model *m = NULL;
 	struct predict_opts o;
 	double rmse = 0, t0 = now_s();
-	int err = parse_opts(argc, argv, &o);
+	int err = parse_opts(argc, argv, train_opts, &o);
 
-	if (err || !o.data || !o.out || optind != argc) {
-		if (!err)
-			ctl_err("need --data runs.csv and --out FILE");
-		return -EINVAL;
-	}
+	if (err)
+		return err;
+	if (!o.data || !o.out || optind != argc)
+		return ctl_usage_err("predict", "train", "need --data runs.csv and --out FILE, "
+				     "and no other argument");
 	err = tp_dataset_load(o.data, &d);
 	if (err)
 		return lib_err(err, "cannot load runs");
@@ -298,13 +321,12 @@ static int cmd_predict_eval(int argc, char **argv)
 	struct tp_eval_result r;
 	struct tp_dataset *d = NULL;
 	struct predict_opts o;
-	int err = parse_opts(argc, argv, &o);
+	int err = parse_opts(argc, argv, eval_opts, &o);
 
-	if (err || !o.data || optind != argc) {
-		if (!err)
-			ctl_err("need --data runs.csv");
-		return -EINVAL;
-	}
+	if (err)
+		return err;
+	if (!o.data || optind != argc)
+		return ctl_usage_err("predict", "eval", "need --data runs.csv, and no other argument");
 	err = tp_dataset_load(o.data, &d);
 	if (err)
 		return lib_err(err, "cannot load runs");
@@ -323,8 +345,9 @@ static int cmd_predict_graph(int argc, char **argv)
 	struct tp_graph *g = NULL;
 	int hist[TP_NUM_PRIMS], err;
 
-	if (argc != 2)
-		return ctl_usage("predict", "graph");
+	err = ctl_args(&argc, argv, 1, 1, "predict", "graph");
+	if (err)
+		return err;
 	err = tp_graph_load_onnx(argv[1], &g);
 	if (err)
 		return lib_err(err, "cannot import the graph");
@@ -347,26 +370,17 @@ static int cmd_predict_graph(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_predict(int argc, char **argv)
-{
-	if (argc > 1 && !strcmp(argv[1], "train"))
-		return cmd_predict_train(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "eval"))
-		return cmd_predict_eval(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "graph"))
-		return cmd_predict_graph(argc - 1, argv + 1);
-	return cmd_predict_one(argc, argv);
-}
-
-TANDEM_CMD(predict, "predict", NULL, cmd_predict,
+TANDEM_CMD(predict, "predict", NULL, cmd_predict_one,
 	   "MODEL.onnx --batch B [--gpus G] [--nodes N] [--model FILE] [--backend auto|cpu|cuda] "
-	   "[--bw-intra GB/s] [--bw-inter GB/s]",
+	   "[--bw-intra RATE] [--bw-inter RATE]",
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
-	   "--data runs.csv --out FILE [--epochs N] [--seed S] [--hid D] [--no-ghn] [--no-stats]",
+	   "--data runs.csv --out FILE [--epochs N] [--seed S] [--lr LR] [--hid D] [--no-ghn] "
+	   "[--no-stats] [--verbose]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
-	   "--data runs.csv [--folds K] [--seed S] [--ernest-points P] [--epochs N] [--per-arch]",
+	   "--data runs.csv [--folds K] [--seed S] [--ernest-points P] [--epochs N] [--lr LR] "
+	   "[--hid D] [--no-ghn] [--no-stats] [--per-arch] [--verbose]",
 	   "leave-architecture-out cross-validation, ours vs Ernest")
 TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
 	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")

@@ -15,11 +15,12 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "module/module.h"
-#include "module/nl.h"
+#include "lib/log.h"
 #include "lib/out.h"
-#include "tracker/tracker.h"
+#include "lib/units.h"
 #include "lib/util.h"
+#include "module/module.h"
+#include "tracker/tracker.h"
 
 #define PAGE_4K 4096ULL
 
@@ -222,15 +223,27 @@ static void print_tracker(const struct tracker_snapshot *s)
 /* With tandem.ko loaded: where each dataset's pages are, steered, prefetched, skips. */
 static int print_residency(void)
 {
+	struct tnl *nl;
 	int err;
 
-	if (tnl_open(true))
+	if (tnl_open(&nl, true))
 		return 0;
 	out_text("\nresidency (tandem.ko):\n");
 	out_obj_open("residency");
-	err = dataset_residency_print_all();
+	err = dataset_state_print_all(nl);
 	out_obj_close();
+	tnl_close(nl);
 	return err;
+}
+
+static bool module_loaded(void)
+{
+	struct tnl *nl;
+
+	if (tnl_open(&nl, true))
+		return false;
+	tnl_close(nl);
+	return true;
 }
 
 static int stats_once(struct tracker *t, const struct stats_filter *f)
@@ -253,8 +266,13 @@ static int stats_once(struct tracker *t, const struct stats_filter *f)
 	return 0;
 }
 
-static int stats_parse(int argc, char **argv, struct tracker *t,
-		       struct stats_filter *f, double *interval, uint64_t *count)
+struct stats_opts {
+	const char *job, *dataset;	/* ID|NAME, resolved in the tracker */
+	double interval;
+	uint64_t count;
+};
+
+static int stats_parse(int argc, char **argv, struct stats_opts *o)
 {
 	static const struct option opts[] = {
 		{ "job", required_argument, NULL, 'J' },
@@ -263,45 +281,58 @@ static int stats_parse(int argc, char **argv, struct tracker *t,
 		{ "count", required_argument, NULL, 'c' },
 		{ 0 }
 	};
-	int opt, err;
+	int opt;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((opt = ctl_getopt(argc, argv, "", opts, "stats", NULL)) != -1) {
 		if (opt == 'J') {
-			f->has_job = true;
-			err = tracker_job_find(t, optarg, &f->job);
-			if (err && !strcmp(optarg, "0"))
-				err = 0;	/* job 0: untracked processes */
+			o->job = optarg;
 		} else if (opt == 'D') {
-			f->has_dataset = true;
-			err = tracker_dataset_find(t, optarg, &f->dataset);
+			o->dataset = optarg;
 		} else if (opt == 'i') {
-			err = parse_double(optarg, interval);
-			if (!err && !(*interval > 0))
-				err = -EINVAL;
+			if (units_parse_duration(optarg, &o->interval) || !(o->interval > 0))
+				return ctl_usage_err("stats", NULL, "--interval: a duration > 0");
 		} else if (opt == 'c') {
-			err = parse_u64(optarg, UINT64_MAX, count);
+			if (parse_u64(optarg, UINT64_MAX, &o->count))
+				return ctl_usage_err("stats", NULL, "--count: a number");
 		} else {
-			return -EINVAL;
-		}
-		if (err) {
-			ctl_err("stats: bad or unknown value '%s'", optarg);
-			return -EINVAL;
+			return opt;	/* CTL_EUSAGE, printed */
 		}
 	}
-	return optind < argc ? -EINVAL : 0;
+	if (optind < argc)
+		return ctl_usage_err("stats", NULL, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static int stats_filter_make(struct tracker *t, const struct stats_opts *o,
+			     struct stats_filter *f)
+{
+	if (o->job) {
+		f->has_job = true;
+		/* job 0: untracked processes */
+		if (tracker_job_find(t, o->job, &f->job) && strcmp(o->job, "0"))
+			return ctl_err("stats: no job '%s'", o->job), -ENOENT;
+	}
+	if (o->dataset) {
+		f->has_dataset = true;
+		if (tracker_dataset_find(t, o->dataset, &f->dataset))
+			return ctl_err("stats: no dataset '%s'", o->dataset), -ENOENT;
+	}
+	return 0;
 }
 
 static int cmd_stats(int argc, char **argv)
 {
 	struct stats_filter f = {};
+	struct stats_opts o = {};
 	struct tracker t;
-	double interval = 0;
-	uint64_t count = 0;
 	int err;
 
+	err = stats_parse(argc, argv, &o);
+	if (err)
+		return err;
 	err = tracker_open(&t);
-	if (err && !tnl_open(true)) {
+	if (err && module_loaded()) {
 		/* no tracker, but the module: its residency is still worth showing */
 		out_obj_open(NULL);
 		err = print_residency();
@@ -310,39 +341,36 @@ static int cmd_stats(int argc, char **argv)
 	}
 	if (err)
 		return err;
-	err = stats_parse(argc, argv, &t, &f, &interval, &count);
-	if (err) {
-		tracker_close(&t);
-		return ctl_usage("stats", NULL);
-	}
-	for (uint64_t n = 1;; n++) {
+	err = stats_filter_make(&t, &o, &f);
+	for (uint64_t n = 1; !err; n++) {
 		/* a live view: redraw in place on a terminal */
-		if (interval > 0 && !out_is_json() && isatty(STDOUT_FILENO))
+		if (o.interval > 0 && !out_is_json() && isatty(STDOUT_FILENO))
 			fputs("\033[H\033[2J", stdout);
 		/* with -j, one JSON document per line and interval */
 		out_init(stdout, opt_json, opt_pretty);
 		err = stats_once(&t, &f);
-		if (err || interval <= 0 || (count && n >= count))
+		if (err || o.interval <= 0 || (o.count && n >= o.count))
 			break;
 		fflush(stdout);
-		usleep(interval * 1e6);
+		usleep(o.interval * 1e6);
 	}
 	tracker_close(&t);
 	return err;
 }
 
 TANDEM_CMD(stats, "stats", NULL, cmd_stats,
-	   "[--job ID|NAME] [--dataset ID|NAME] [--interval S [--count N]]",
+	   "[--job ID|NAME] [--dataset ID|NAME] [--interval DUR [--count N]]",
 	   "page-cache sharing per job and dataset: missed, own hits, shared hits (from whom), evicted, hit ratio");
 
-static int cmd_tracker_status(int argc, char **argv __attribute__((unused)))
+static int cmd_tracker_status(int argc, char **argv)
 {
 	struct tracker_snapshot s;
 	struct tracker t;
 	int err;
 
-	if (argc > 1)
-		return ctl_usage("tracker", "status");
+	err = ctl_args(&argc, argv, 0, 0, "tracker", "status");
+	if (err)
+		return err;
 	if (!tracker_is_loaded()) {
 		out_obj_open(NULL);
 		out_bool("loaded", "tracker loaded: %s\n", false);

@@ -6,49 +6,20 @@
  * tandemctl config set: change the knobs over netlink.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd.h"
-#include "module/nl.h"
+#include "lib/log.h"
 #include "lib/numa.h"
 #include "lib/out.h"
+#include "lib/units.h"
 #include "lib/util.h"
+#include "module/module.h"
 
-struct stats {
-	char version[32], reason[160];
-	int32_t cxl_node;
-	uint8_t steer;
-	uint32_t prefetch_kbps, steer_kbps, nr_datasets, nr_files, max_datasets, max_files;
-	uint64_t live_objects;
-};
-
-static int stats_parse(struct nlattr **tb, void *out)
-{
-	struct stats *s = out;
-
-	if (!tb[TANDEM_A_VERSION] || !tb[TANDEM_A_CXL_NODE] || !tb[TANDEM_A_STEER])
-		return -EBADMSG;
-	snprintf(s->version, sizeof(s->version), "%s", nla_get_string(tb[TANDEM_A_VERSION]));
-	if (tb[TANDEM_A_CXL_NODE_REASON])
-		snprintf(s->reason, sizeof(s->reason), "%s",
-			 nla_get_string(tb[TANDEM_A_CXL_NODE_REASON]));
-	s->cxl_node = (int32_t)nla_get_u32(tb[TANDEM_A_CXL_NODE]);
-	s->steer = nla_get_u8(tb[TANDEM_A_STEER]);
-#define GET32(f, a) s->f = tb[a] ? nla_get_u32(tb[a]) : 0
-	GET32(prefetch_kbps, TANDEM_A_PREFETCH_KBPS);
-	GET32(steer_kbps, TANDEM_A_STEER_KBPS);
-	GET32(nr_datasets, TANDEM_A_NR_DATASETS);
-	GET32(nr_files, TANDEM_A_NR_FILES);
-	GET32(max_datasets, TANDEM_A_MAX_DATASETS);
-	GET32(max_files, TANDEM_A_MAX_FILES);
-#undef GET32
-	s->live_objects = tb[TANDEM_A_LIVE_OBJECTS] ? nla_get_u64(tb[TANDEM_A_LIVE_OBJECTS]) : 0;
-	return 0;
-}
-
-static void print_module(const struct stats *s)
+static void print_module(const struct tmod_stats *s)
 {
 	out_str("version", "tandem.ko: loaded, version %s\n", s->version);
 	out_s64("cxl_node", "cxl node: %lld", s->cxl_node);
@@ -65,21 +36,22 @@ static void print_module(const struct stats *s)
 
 static int cmd_status(int argc, char **argv)
 {
-	struct stats s = { 0 };
-	struct tnl_req req = { .cmd = TANDEM_CMD_STATS_GET, .parse = stats_parse, .out = &s };
+	struct tmod_stats s = { 0 };
+	struct tnl *nl = NULL;
 	bool loaded;
-	int err = 0;
+	int err;
 
-	(void)argv;
-	if (argc > 1)
-		return ctl_usage("status", NULL);
-	loaded = tnl_open(true) == 0;
+	err = ctl_args(&argc, argv, 0, 0, "status", NULL);
+	if (err)
+		return err;
+	loaded = tnl_open(&nl, true) == 0;
 	out_obj_open(NULL);
 	out_bool("loaded", NULL, loaded);
 	if (loaded) {
-		err = tnl_request(&req);
+		err = tmod_stats_get(nl, &s);
 		if (!err)
 			print_module(&s);
+		tnl_close(nl);
 	} else {
 		out_text("tandem.ko: not loaded (observability-only: the tracker works without it)\n");
 	}
@@ -90,26 +62,27 @@ static int cmd_status(int argc, char **argv)
 }
 
 /* tandemctl config set [cxl_node N|auto|none] [steer on|off] [prefetch_kbps N] */
-struct config {
-	bool has_node, has_steer, has_kbps, has_steer_kbps;
-	int32_t node;
-	uint8_t steer;
-	uint32_t kbps, steer_kbps;
-};
-
-static int config_build(struct nl_msg *msg, const void *in)
+/*
+ * A rate knob: a bare number is the knob's own unit (KiB/s, its name says
+ * so; 0 = unlimited), a rate with a unit ("50M", "50MiB/s") is converted.
+ */
+static int knob_kbps(const char *val, uint32_t *kbps)
 {
-	const struct config *c = in;
+	size_t n = strlen(val);
+	double bps, k;
 
-	if ((c->has_node && nla_put_s32(msg, TANDEM_A_CXL_NODE, c->node)) ||
-	    (c->has_steer && nla_put_u8(msg, TANDEM_A_STEER, c->steer)) ||
-	    (c->has_kbps && nla_put_u32(msg, TANDEM_A_PREFETCH_KBPS, c->kbps)) ||
-	    (c->has_steer_kbps && nla_put_u32(msg, TANDEM_A_STEER_KBPS, c->steer_kbps)))
-		return -EMSGSIZE;
+	if (!parse_u32(val, kbps))
+		return 0;
+	if (!n || (val[n - 1] >= '0' && val[n - 1] <= '9') || units_parse_rate(val, &bps))
+		return -EINVAL;
+	k = round(bps / 1024);
+	if ((k < 1 && bps > 0) || k > UINT32_MAX)
+		return -ERANGE;
+	*kbps = (uint32_t)k;
 	return 0;
 }
 
-static int config_parse_arg(struct config *c, const char *key, const char *val)
+static int config_parse_arg(struct tmod_config *c, const char *key, const char *val)
 {
 	int64_t v;
 
@@ -137,39 +110,65 @@ static int config_parse_arg(struct config *c, const char *key, const char *val)
 	}
 	if (!strcmp(key, "prefetch_kbps")) {
 		c->has_kbps = true;
-		return parse_u32(val, &c->kbps);
+		return knob_kbps(val, &c->kbps);
 	}
 	if (!strcmp(key, "steer_kbps")) {
 		c->has_steer_kbps = true;
-		return parse_u32(val, &c->steer_kbps);
+		return knob_kbps(val, &c->steer_kbps);
 	}
 	return -ENOENT;
 }
 
+/* what was set, as the knobs now are */
+static void print_config(const struct tmod_config *c)
+{
+	out_obj_open(NULL);
+	out_text("set");
+	if (c->has_node)
+		out_s64("cxl_node", " cxl_node %lld", c->node);
+	if (c->has_steer)
+		out_bool("steer", " steer %s", c->steer);
+	if (c->has_kbps)
+		out_u64("prefetch_kbps", " prefetch_kbps %llu", c->kbps);
+	if (c->has_steer_kbps)
+		out_u64("steer_kbps", " steer_kbps %llu", c->steer_kbps);
+	out_text("\n");
+	out_obj_close();
+}
+
 static int cmd_config_set(int argc, char **argv)
 {
-	struct config c = { 0 };
-	struct tnl_req req = { .cmd = TANDEM_CMD_CONFIG_SET, .build = config_build, .in = &c };
+	struct tmod_config c = { 0 };
+	struct tnl *nl;
 	int i, err;
 
-	if (argc < 3 || argc % 2 == 0)
-		return ctl_usage("config", "set");
+	err = ctl_args(&argc, argv, 2, -1, "config", "set");
+	if (err)
+		return err;
+	if (argc % 2 == 0)
+		return ctl_usage_err("config", "set", "knob '%s' needs a value", argv[argc - 1]);
 	for (i = 1; i < argc; i += 2) {
 		err = config_parse_arg(&c, argv[i], argv[i + 1]);
-		if (err == -ENOENT) {
-			ctl_err("unknown knob '%s' (cxl_node, steer, prefetch_kbps, steer_kbps)", argv[i]);
-			return -EINVAL;
-		}
-		if (err) {
-			ctl_err("invalid value '%s' for %s", argv[i + 1], argv[i]);
-			return -EINVAL;
-		}
+		if (err == -ENOENT)
+			return ctl_usage_err("config", "set", "unknown knob '%s' (cxl_node, steer, "
+					     "prefetch_kbps, steer_kbps)", argv[i]);
+		if (err)
+			return ctl_usage_err("config", "set", "invalid value '%s' for %s",
+					     argv[i + 1], argv[i]);
 	}
-	return tnl_request(&req);
+	err = tnl_open(&nl, false);
+	if (err)
+		return err;
+	err = tmod_config_set(nl, &c);
+	tnl_close(nl);
+	if (err)
+		return err;
+	print_config(&c);
+	return 0;
 }
 
 TANDEM_CMD(status, "status", NULL, cmd_status, "",
 	   "module loaded?, CXL node and why, knobs, registry, NUMA nodes");
 TANDEM_CMD(config_set, "config", "set", cmd_config_set,
-	   "[cxl_node N|auto|none] [steer on|off] [prefetch_kbps N] [steer_kbps N]",
-	   "change the module's knobs (needs CAP_SYS_ADMIN)");
+	   "[cxl_node N|auto|none] [steer on|off] [prefetch_kbps KIB_S|RATE] [steer_kbps KIB_S|RATE]",
+	   "change the module's knobs (needs CAP_SYS_ADMIN); *_kbps: KiB/s, or a rate such as 50M");

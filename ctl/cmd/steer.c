@@ -1,158 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tandemctl steer DATASET [--node N] [--no-wait] [--timeout S]
- * tandemctl prefetch DATASET [--files A,B,...|--order FILE] [--rate MB/s] [--no-wait]
+ * tandemctl prefetch DATASET [--files A,B,...|--order FILE] [--rate RATE] [--no-wait]
  * tandemctl prefetch cancel DATASET
  * tandemctl residency [DATASET]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "module/module.h"
-#include "lib/files.h"
-#include "module/nl.h"
+#include "lib/log.h"
 #include "lib/out.h"
+#include "lib/units.h"
 #include "lib/util.h"
+#include "module/module.h"
 
-static const char *const counter_names[__TANDEM_CNT_MAX] = {
-	"steered", "prefetched", "prefetch_cached", "migrate_failed", "skip_locked",
-	"skip_truncated", "skip_not_uptodate", "skip_dirty", "skip_writeback",
-	"skip_mapped", "skip_pinned", "skip_private", "skip_large", "skip_target_full",
-};
-
-static const char *const prefetch_states[] = {
-	"idle", "running", "done", "cancelled", "failed",
-};
-
-static int put_id(struct nl_msg *msg, const void *in)
-{
-	return nla_put_u32(msg, TANDEM_A_DATASET_ID, *(const uint32_t *)in) ? -EMSGSIZE : 0;
-}
-
-static void get_nest_u64(struct nlattr *nest, uint64_t *v, int n)
-{
-	struct nlattr *a;
-	int rem;
-
-	memset(v, 0, sizeof(*v) * n);
-	if (!nest)
-		return;
-	nla_for_each_nested(a, nest, rem)
-		if (nla_type(a) >= 1 && nla_type(a) <= n && nla_len(a) == 8)
-			v[nla_type(a) - 1] = nla_get_u64(a);
-}
-
-static int residency_parse(struct nlattr **tb, void *out)
-{
-	struct dataset_state *st = out;
-
-	if (!tb[TANDEM_A_DATASET_ID] || !tb[TANDEM_A_DATASET_NAME])
-		return -EBADMSG;
-	memset(st, 0, sizeof(*st));
-	st->id = nla_get_u32(tb[TANDEM_A_DATASET_ID]);
-	snprintf(st->name, sizeof(st->name), "%s", nla_get_string(tb[TANDEM_A_DATASET_NAME]));
-	if (tb[TANDEM_A_DATASET_PAGES_CACHED])
-		st->pages_cached = nla_get_u64(tb[TANDEM_A_DATASET_PAGES_CACHED]);
-	st->node = tb[TANDEM_A_DATASET_NODE] ? (int32_t)nla_get_u32(tb[TANDEM_A_DATASET_NODE]) : -1;
-	st->steer_pending = tb[TANDEM_A_STEER_PENDING] ? nla_get_u32(tb[TANDEM_A_STEER_PENDING]) : 0;
-	get_nest_u64(tb[TANDEM_A_DATASET_COUNTERS], st->cnt, __TANDEM_CNT_MAX);
-	get_nest_u64(tb[TANDEM_A_DATASET_NODE_PAGES], st->node_pages, DATASET_MAX_NODES);
-	if (tb[TANDEM_A_PREFETCH_STATE])
-		st->pf_state = nla_get_u8(tb[TANDEM_A_PREFETCH_STATE]);
-	if (tb[TANDEM_A_PREFETCH_PAGES_DONE])
-		st->pf_done = nla_get_u64(tb[TANDEM_A_PREFETCH_PAGES_DONE]);
-	if (tb[TANDEM_A_PREFETCH_PAGES_TOTAL])
-		st->pf_total = nla_get_u64(tb[TANDEM_A_PREFETCH_PAGES_TOTAL]);
-	if (tb[TANDEM_A_PREFETCH_ELAPSED_NS])
-		st->pf_elapsed_ns = nla_get_u64(tb[TANDEM_A_PREFETCH_ELAPSED_NS]);
-	return 0;
-}
-
-int dataset_state_get(uint32_t id, struct dataset_state *st)
-{
-	struct tnl_req req = {
-		.cmd = TANDEM_CMD_DATASET_GET, .build = put_id, .in = &id,
-		.parse = residency_parse, .out = st,
-	};
-
-	return tnl_request(&req);
-}
-
-void dataset_state_print(const char *key, const struct dataset_state *st)
-{
-	int last = 0;
-
-	for (int i = 0; i < DATASET_MAX_NODES; i++)
-		if (st->node_pages[i])
-			last = i + 1;
-	out_obj_open(key);
-	out_u64("id", "dataset %llu", st->id);
-	out_str("name", " (%s):", st->name);
-	out_u64("pages_cached", " %llu pages cached", st->pages_cached);
-	out_s64("target_node", ", target node %lld", st->node);
-	out_text("%s\n", st->node < 0 ? " (= cxl_node)" : "");
-	out_text("  pages per node:");
-	out_arr_open("node_pages");
-	for (int i = 0; i < last; i++) {
-		out_text(" node%d=", i);
-		out_u64(NULL, "%llu", st->node_pages[i]);
-	}
-	out_arr_close();
-	out_text("\n  counters:");
-	out_obj_open("counters");
-	for (int i = 0; i < __TANDEM_CNT_MAX; i++) {
-		if (!opt_json && !st->cnt[i] && i > TANDEM_CNT_PREFETCHED)
-			continue;
-		out_text(" %s=", counter_names[i]);
-		out_u64(counter_names[i], "%llu", st->cnt[i]);
-	}
-	out_obj_close();
-	out_u64("steer_pending", "\n  steering queue: %llu files\n", st->steer_pending);
-	out_obj_open("prefetch");
-	out_str("state", "  prefetch: %s", prefetch_states[st->pf_state < 5 ? st->pf_state : 0]);
-	out_u64("pages_done", ", %llu", st->pf_done);
-	out_u64("pages_total", " of %llu pages", st->pf_total);
-	out_double("seconds", " in %.2f s\n", st->pf_elapsed_ns / 1e9);
-	out_obj_close();
-	out_obj_close();
-}
-
-struct steer_req {
-	uint32_t id;
-	int32_t node;
-	bool has_node;
-};
-
-static int steer_build(struct nl_msg *msg, const void *in)
-{
-	const struct steer_req *r = in;
-
-	if (nla_put_u32(msg, TANDEM_A_DATASET_ID, r->id) ||
-	    (r->has_node && nla_put_s32(msg, TANDEM_A_DATASET_NODE, r->node)))
-		return -EMSGSIZE;
-	return 0;
-}
-
-/* Poll until the dataset's steering queue is empty; seconds taken, or <0. */
-static double steer_wait(uint32_t id, double timeout, struct dataset_state *st)
+/* Poll until the dataset's steering queue is empty; seconds taken in *secs. */
+static int steer_wait(struct tnl *nl, uint32_t id, double timeout, struct dataset_state *st,
+		      double *secs)
 {
 	double t0 = now_s();
 	int err;
 
 	for (;;) {
-		err = dataset_state_get(id, st);
+		err = dataset_state_get(nl, id, st);
 		if (err)
 			return err;
+		*secs = now_s() - t0;
 		if (!st->steer_pending)
-			return now_s() - t0;
-		if (now_s() - t0 > timeout) {
+			return 0;
+		if (*secs > timeout) {
 			ctl_err("steering still has %u files queued after %.0f s",
 				st->steer_pending, timeout);
 			return -ETIMEDOUT;
@@ -161,7 +44,13 @@ static double steer_wait(uint32_t id, double timeout, struct dataset_state *st)
 	}
 }
 
-static int cmd_steer(int argc, char **argv)
+struct steer_opts {
+	bool has_node, wait;
+	int32_t node;
+	double timeout;
+};
+
+static int steer_parse(int argc, char **argv, struct steer_opts *o)
 {
 	static const struct option opts[] = {
 		{ "node", required_argument, NULL, 'n' },
@@ -169,85 +58,92 @@ static int cmd_steer(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ 0 }
 	};
-	struct steer_req r = { 0 };
-	struct tnl_req req = { .cmd = TANDEM_CMD_STEER, .build = steer_build, .in = &r };
-	struct dataset_state before, after;
-	double timeout = 600, secs;
-	unsigned long long failed;
-	bool wait = true;
 	int64_t v;
-	int opt, err;
+	int opt;
 
+	*o = (struct steer_opts){ .wait = true, .timeout = 600 };
 	optind = 0;	/* reinitialise getopt: main() parsed in "+" mode */
-	while ((opt = getopt_long(argc, argv, "n:Wt:", opts, NULL)) != -1) {
+	while ((opt = ctl_getopt(argc, argv, "n:Wt:", opts, "steer", NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (parse_s64(optarg, -1, 1023, &v))
-				return ctl_err("--node: a node id, or -1 for cxl_node"), -EINVAL;
-			r.node = (int32_t)v;
-			r.has_node = true;
+				return ctl_usage_err("steer", NULL,
+						     "--node: a node id, or -1 for cxl_node");
+			o->node = (int32_t)v;
+			o->has_node = true;
 			break;
 		case 'W':
-			wait = false;
+			o->wait = false;
 			break;
 		case 't':
-			if (parse_double(optarg, &timeout) || timeout <= 0)
-				return ctl_err("--timeout: seconds"), -EINVAL;
+			if (units_parse_duration(optarg, &o->timeout) || o->timeout <= 0)
+				return ctl_usage_err("steer", NULL, "--timeout: a duration");
 			break;
 		default:
-			return ctl_usage("steer", NULL);
+			return opt;	/* CTL_EUSAGE, printed */
 		}
 	}
 	if (optind != argc - 1)
-		return ctl_usage("steer", NULL);
-	err = dataset_resolve(argv[optind], &r.id);
-	if (!err)
-		err = dataset_state_get(r.id, &before);
-	if (!err)
-		err = tnl_request(&req);
-	if (err || !wait)
-		return err;
-	secs = steer_wait(r.id, timeout, &after);
-	if (secs < 0)
-		return (int)secs;
+		return ctl_usage_err("steer", NULL, optind < argc ? "one DATASET" : "missing DATASET");
+	return 0;
+}
+
+static void steer_print(const struct dataset_state *before, const struct dataset_state *after,
+			double secs)
+{
+	uint64_t pages = after->cnt[TANDEM_CNT_STEERED] - before->cnt[TANDEM_CNT_STEERED];
+	double bps = pages * (double)sysconf(_SC_PAGESIZE) / (secs > 0 ? secs : 1e-9);
+	unsigned long long failed;
+	char b[32];
+
 	out_obj_open(NULL);
-	out_u64("pages_steered", "steered %llu pages",
-		after.cnt[TANDEM_CNT_STEERED] - before.cnt[TANDEM_CNT_STEERED]);
+	out_u64("pages_steered", "steered %llu pages", pages);
 	out_double("seconds", " in %.3f s", secs);
-	out_double("gb_per_s", " (%.3f GB/s)\n", (after.cnt[TANDEM_CNT_STEERED] -
-				     before.cnt[TANDEM_CNT_STEERED]) * (double)sysconf(_SC_PAGESIZE) /
-		   1e9 / (secs > 0 ? secs : 1e-9));
-	failed = after.cnt[TANDEM_CNT_MIGRATE_FAILED] - before.cnt[TANDEM_CNT_MIGRATE_FAILED] +
-		 after.cnt[TANDEM_CNT_SKIP_TARGET_FULL] - before.cnt[TANDEM_CNT_SKIP_TARGET_FULL];
+	out_double("rate_bps", NULL, bps);
+	out_text(" (%s)\n", units_fmt_rate(bps, b, sizeof(b)));
+	failed = after->cnt[TANDEM_CNT_MIGRATE_FAILED] - before->cnt[TANDEM_CNT_MIGRATE_FAILED] +
+		 after->cnt[TANDEM_CNT_SKIP_TARGET_FULL] - before->cnt[TANDEM_CNT_SKIP_TARGET_FULL];
 	out_u64("pages_failed", failed ?
 		"%llu pages left where they are: the target node is full\n" : NULL, failed);
-	dataset_state_print("dataset", &after);
+	dataset_state_print("dataset", after);
+	out_obj_close();
+}
+
+static int cmd_steer(int argc, char **argv)
+{
+	struct dataset_state before, after;
+	struct steer_opts o;
+	double secs = 0;
+	struct tnl *nl;
+	uint32_t id;
+	int err;
+
+	err = steer_parse(argc, argv, &o);
+	if (err)
+		return err;
+	err = tnl_open(&nl, false);
+	if (err)
+		return err;
+	err = dataset_resolve(nl, argv[optind], &id);
+	err = err ?: dataset_state_get(nl, id, &before);
+	err = err ?: dataset_steer(nl, id, o.has_node, o.node);
+	if (!err && o.wait)
+		err = steer_wait(nl, id, o.timeout, &after, &secs);
+	tnl_close(nl);
+	if (err)
+		return err;
+	if (o.wait) {
+		steer_print(&before, &after, secs);
+		return 0;
+	}
+	out_obj_open(NULL);
+	out_u64("id", "dataset %llu: steering queued\n", id);
 	out_obj_close();
 	return 0;
 }
 
-struct prefetch_req {
-	uint32_t id;
-	uint32_t kbps;
-	bool has_kbps;
-	struct file_list fl;
-};
-
-static int prefetch_build(struct nl_msg *msg, const void *in)
-{
-	const struct prefetch_req *r = in;
-
-	if (nla_put_u32(msg, TANDEM_A_DATASET_ID, r->id) ||
-	    (r->has_kbps && nla_put_u32(msg, TANDEM_A_PREFETCH_KBPS, r->kbps)))
-		return -EMSGSIZE;
-	for (size_t i = 0; i < r->fl.n; i++)
-		if (nla_put_string(msg, TANDEM_A_FILE_PATH, r->fl.paths[i]))
-			return -EMSGSIZE;
-	return 0;
-}
-
 /* "a,b,c" or the lines of an order file -> absolute paths, in order */
-static int prefetch_paths(struct prefetch_req *r, const char *list, const char *order)
+static int prefetch_paths(struct file_list *fl, const char *list, const char *order)
 {
 	char *copy, *tok, *save = NULL, line[4096];
 	FILE *f;
@@ -258,7 +154,7 @@ static int prefetch_paths(struct prefetch_req *r, const char *list, const char *
 		if (!copy)
 			return -ENOMEM;
 		for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save))
-			err = file_list_collect(&r->fl, &tok, 1);
+			err = file_list_collect(fl, &tok, 1);
 		free(copy);
 		return err;
 	}
@@ -273,7 +169,7 @@ static int prefetch_paths(struct prefetch_req *r, const char *list, const char *
 
 		line[strcspn(line, "\n")] = 0;
 		if (*line && *line != '#')
-			err = file_list_collect(&r->fl, &p, 1);
+			err = file_list_collect(fl, &p, 1);
 	}
 	fclose(f);
 	return err;
@@ -287,32 +183,25 @@ static void on_sigint(int sig)
 	interrupted = 1;
 }
 
-static int prefetch_cancel(uint32_t id)
-{
-	struct tnl_req req = { .cmd = TANDEM_CMD_PREFETCH_CANCEL, .build = put_id, .in = &id };
-
-	return tnl_request(&req);
-}
-
 /* Wait for the prefetch to end; Ctrl-C cancels it. */
-static int prefetch_wait(uint32_t id, struct dataset_state *st)
+static int prefetch_wait(struct tnl *nl, uint32_t id, struct dataset_state *st)
 {
 	const char *term = getenv("TERM");
-	bool tty = isatty(STDERR_FILENO) && !opt_json && term && strcmp(term, "dumb");
+	bool tty = isatty(STDERR_FILENO) && !out_is_json() && term && strcmp(term, "dumb");
 	bool cancelled = false;
 	struct sigaction sa = { .sa_handler = on_sigint };
 	int err;
 
 	sigaction(SIGINT, &sa, NULL);
 	for (;;) {
-		err = dataset_state_get(id, st);
+		err = dataset_state_get(nl, id, st);
 		if (err)
 			return err;
 		if (st->pf_state != TANDEM_PREFETCH_RUNNING)
 			break;
 		if (interrupted && !cancelled) {
 			cancelled = true;
-			prefetch_cancel(id);
+			dataset_prefetch_cancel(nl, id);
 		}
 		if (tty)
 			fprintf(stderr, "\rprefetch: %llu of %llu pages",
@@ -324,7 +213,27 @@ static int prefetch_wait(uint32_t id, struct dataset_state *st)
 	return 0;
 }
 
-static int cmd_prefetch(int argc, char **argv)
+/* the kernel's unit (KiB/s) from a rate in bytes/s; 1 KiB/s to 100 GiB/s */
+static int rate_kbps(const char *arg, uint32_t *kbps)
+{
+	double bps, k;
+
+	if (units_parse_rate(arg, &bps))
+		return -EINVAL;
+	k = round(bps / 1024);
+	if (k < 1 || k > 104857600)
+		return -ERANGE;
+	*kbps = (uint32_t)k;
+	return 0;
+}
+
+struct prefetch_opts {
+	const char *list, *order;
+	bool wait;
+	struct dataset_prefetch req;
+};
+
+static int prefetch_parse(int argc, char **argv, struct prefetch_opts *o)
 {
 	static const struct option opts[] = {
 		{ "files", required_argument, NULL, 'f' },
@@ -333,126 +242,156 @@ static int cmd_prefetch(int argc, char **argv)
 		{ "no-wait", no_argument, NULL, 'W' },
 		{ 0 }
 	};
-	struct prefetch_req r = { 0 };
-	struct tnl_req req = {
-		.cmd = TANDEM_CMD_PREFETCH, .size = 256 * 1024, .build = prefetch_build, .in = &r,
-	};
-	const char *list = NULL, *order = NULL;
-	struct dataset_state st, before;
-	bool wait = true;
-	double mbs, secs;
-	int opt, err;
+	int opt;
 
-	if (argc == 3 && !strcmp(argv[1], "cancel")) {
-		err = dataset_resolve(argv[2], &r.id);
-		return err ? err : prefetch_cancel(r.id);
-	}
+	memset(o, 0, sizeof(*o));
+	o->wait = true;
 	optind = 0;	/* reinitialise getopt: main() parsed in "+" mode */
-	while ((opt = getopt_long(argc, argv, "f:o:r:W", opts, NULL)) != -1) {
+	while ((opt = ctl_getopt(argc, argv, "f:o:r:W", opts, "prefetch", NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			list = optarg;
+			o->list = optarg;
 			break;
 		case 'o':
-			order = optarg;
+			o->order = optarg;
 			break;
 		case 'r':
-			if (parse_double(optarg, &mbs) || mbs <= 0 || mbs * 1e6 / 1024 > 104857600)
-				return ctl_err("--rate: MB/s, more than 0"), -EINVAL;
-			r.kbps = (uint32_t)(mbs * 1e6 / 1024 + 0.5);
-			r.has_kbps = true;
+			if (rate_kbps(optarg, &o->req.kbps))
+				return ctl_usage_err("prefetch", NULL, "--rate: 1K to 100G "
+						     "(bytes/s; 50M = 50 MiB/s)");
+			o->req.has_kbps = true;
 			break;
 		case 'W':
-			wait = false;
+			o->wait = false;
 			break;
 		default:
-			return ctl_usage("prefetch", NULL);
+			return opt;	/* CTL_EUSAGE, printed */
 		}
 	}
-	if (optind != argc - 1 || (list && order))
-		return ctl_usage("prefetch", NULL);
-	err = dataset_resolve(argv[optind], &r.id);
-	if (!err && (list || order))
-		err = prefetch_paths(&r, list, order);
-	if (!err)
-		err = dataset_state_get(r.id, &before);
-	if (!err)
-		err = tnl_request(&req);
-	file_list_free(&r.fl);
-	if (err || !wait)
-		return err;
-	err = prefetch_wait(r.id, &st);
-	if (err)
-		return err;
-	secs = st.pf_elapsed_ns / 1e9;
+	if (o->list && o->order)
+		return ctl_usage_err("prefetch", NULL, "--files or --order, not both");
+	if (optind != argc - 1)
+		return ctl_usage_err("prefetch", NULL, optind < argc ? "one DATASET" :
+				     "missing DATASET");
+	return 0;
+}
+
+static int prefetch_print(const struct dataset_state *before, const struct dataset_state *st)
+{
+	uint64_t read = st->cnt[TANDEM_CNT_PREFETCHED] - before->cnt[TANDEM_CNT_PREFETCHED];
+	double secs = st->pf_elapsed_ns / 1e9;
+	double bps = read * (double)sysconf(_SC_PAGESIZE) / (secs > 0 ? secs : 1e-9);
+	char b[32];
+
 	out_obj_open(NULL);
-	out_str("state", "prefetch %s:", prefetch_states[st.pf_state < 5 ? st.pf_state : 0]);
-	out_u64("pages_read", " %llu pages read",
-		st.cnt[TANDEM_CNT_PREFETCHED] - before.cnt[TANDEM_CNT_PREFETCHED]);
+	out_str("state", "prefetch %s:", dataset_prefetch_state_name(st->pf_state));
+	out_u64("pages_read", " %llu pages read", read);
 	out_u64("pages_cached", ", %llu already cached",
-		st.cnt[TANDEM_CNT_PREFETCH_CACHED] - before.cnt[TANDEM_CNT_PREFETCH_CACHED]);
+		st->cnt[TANDEM_CNT_PREFETCH_CACHED] - before->cnt[TANDEM_CNT_PREFETCH_CACHED]);
 	out_double("seconds", ", %.2f s", secs);
-	out_double("mb_per_s", " (%.1f MB/s read)\n",
-		   (st.cnt[TANDEM_CNT_PREFETCHED] - before.cnt[TANDEM_CNT_PREFETCHED]) *
-		   (double)sysconf(_SC_PAGESIZE) / 1e6 / (secs > 0 ? secs : 1e-9));
+	out_double("read_bps", NULL, bps);
+	out_text(" (%s read)\n", units_fmt_rate(bps, b, sizeof(b)));
 	out_obj_close();
-	if (st.pf_state == TANDEM_PREFETCH_FAILED) {
+	if (st->pf_state == TANDEM_PREFETCH_FAILED) {
 		ctl_err("prefetch stopped: no free memory on the target node");
 		return -ENOMEM;
 	}
-	return st.pf_state == TANDEM_PREFETCH_CANCELLED ? -ECANCELED : 0;
+	return st->pf_state == TANDEM_PREFETCH_CANCELLED ? -ECANCELED : 0;
 }
 
-static int residency_all(struct nlattr **tb, void *out)
+static int cmd_prefetch_cancel(int argc, char **argv)
 {
-	struct dataset_state st;
-	int err = residency_parse(tb, &st);
-
-	(void)out;
-	if (!err)
-		dataset_state_print(NULL, &st);
-	return err;
-}
-
-int dataset_residency_print_all(void)
-{
-	struct tnl_req req = {
-		.cmd = TANDEM_CMD_DATASET_GET, .dump = true, .parse = residency_all,
-	};
+	struct tnl *nl;
+	uint32_t id;
 	int err;
 
-	out_arr_open("datasets");
-	err = tnl_request(&req);
-	out_arr_close();
+	err = ctl_args(&argc, argv, 1, 1, "prefetch", "cancel");
+	if (err)
+		return err;
+	err = tnl_open(&nl, false);
+	if (err)
+		return err;
+	err = dataset_resolve(nl, argv[1], &id);
+	err = err ?: dataset_prefetch_cancel(nl, id);
+	tnl_close(nl);
+	if (err)
+		return err;
+	out_obj_open(NULL);
+	out_u64("id", "dataset %llu: prefetch cancelled\n", id);
+	out_obj_close();
+	return 0;
+}
+
+static int cmd_prefetch(int argc, char **argv)
+{
+	struct dataset_state st, before;
+	struct file_list fl = { 0 };
+	struct prefetch_opts o;
+	struct tnl *nl;
+	int err;
+
+	err = prefetch_parse(argc, argv, &o);
+	if (err)
+		return err;
+	err = tnl_open(&nl, false);
+	if (err)
+		return err;
+	err = dataset_resolve(nl, argv[optind], &o.req.id);
+	if (!err && (o.list || o.order))
+		err = prefetch_paths(&fl, o.list, o.order);
+	o.req.files = &fl;
+	err = err ?: dataset_state_get(nl, o.req.id, &before);
+	err = err ?: dataset_prefetch(nl, &o.req);
+	if (err)
+		goto free_fl;
+	if (!o.wait) {
+		out_obj_open(NULL);
+		out_u64("id", "dataset %llu: prefetch started\n", o.req.id);
+		out_obj_close();
+		goto free_fl;
+	}
+	err = prefetch_wait(nl, o.req.id, &st);
+	err = err ?: prefetch_print(&before, &st);
+free_fl:
+	file_list_free(&fl);
+	tnl_close(nl);
 	return err;
 }
 
 static int cmd_residency(int argc, char **argv)
 {
 	struct dataset_state st;
+	struct tnl *nl;
 	uint32_t id;
 	int err;
 
-	if (argc > 2)
-		return ctl_usage("residency", NULL);
+	err = ctl_args(&argc, argv, 0, 1, "residency", NULL);
+	if (err)
+		return err;
+	err = tnl_open(&nl, false);
+	if (err)
+		return err;
 	if (argc == 1) {
 		out_obj_open(NULL);
-		err = dataset_residency_print_all();
+		err = dataset_state_print_all(nl);
 		out_obj_close();
-		return err;
+		goto close_nl;
 	}
-	err = dataset_resolve(argv[1], &id);
-	if (!err)
-		err = dataset_state_get(id, &st);
+	err = dataset_resolve(nl, argv[1], &id);
+	err = err ?: dataset_state_get(nl, id, &st);
 	if (!err)
 		dataset_state_print(NULL, &st);
+close_nl:
+	tnl_close(nl);
 	return err;
 }
 
-TANDEM_CMD(steer, "steer", NULL, cmd_steer, "DATASET [--node N] [--no-wait] [--timeout S]",
-	   "migrate the dataset's cached pages to the CXL node (or N) and wait; prints GB/s");
+TANDEM_CMD(steer, "steer", NULL, cmd_steer, "DATASET [--node N] [--no-wait] [--timeout DUR]",
+	   "migrate the dataset's cached pages to the CXL node (or N) and wait; prints the rate");
 TANDEM_CMD(prefetch, "prefetch", NULL, cmd_prefetch,
-	   "DATASET [--files A,B,...|--order FILE] [--rate MB/s] [--no-wait] | cancel DATASET",
+	   "DATASET [--files A,B,...|--order FILE] [--rate RATE] [--no-wait]",
 	   "read the dataset into page cache allocated on the CXL node; Ctrl-C cancels");
+TANDEM_CMD(prefetch_cancel, "prefetch", "cancel", cmd_prefetch_cancel, "DATASET",
+	   "stop the dataset's prefetch");
 TANDEM_CMD(residency, "residency", NULL, cmd_residency, "[DATASET]",
 	   "per dataset: cached pages per node, steered/prefetched pages, skips by reason");

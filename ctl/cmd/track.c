@@ -39,22 +39,37 @@ static int parse_pid(const char *s, pid_t *pid)
 {
 	uint64_t v;
 
-	if (parse_u64(s, 0x3fffffff, &v) || !v) {
-		ctl_err("track: bad pid '%s'", s);
-		return -EINVAL;
-	}
+	if (!s)
+		return 0;	/* the caller says the value is missing */
+	if (parse_u64(s, 0x3fffffff, &v) || !v)
+		return ctl_usage_err("track", NULL, "bad pid '%s'", s);
 	*pid = v;
+	return 0;
+}
+
+/* --name, --job, --dataset, --pid: the one value each takes */
+static int track_value(struct track_args *a, const char *o, const char *v)
+{
+	if (!strcmp(o, "--name"))
+		a->name = v;
+	else if (!strcmp(o, "--job"))
+		a->job = v;
+	else if (!strcmp(o, "--dataset"))
+		a->dataset = v;
+	else if (!strcmp(o, "--pid"))
+		return parse_pid(v, &a->pid);
+	else
+		return -ENOENT;
 	return 0;
 }
 
 /* options take one value, except --files which takes all up to the next option */
 static int track_parse(int argc, char **argv, struct track_args *a)
 {
-	int i;
+	int i, err;
 
 	for (i = 1; i < argc; i++) {
 		const char *o = argv[i];
-		bool has_val = i + 1 < argc;
 
 		if (!strcmp(o, "--")) {
 			i++;
@@ -67,32 +82,24 @@ static int track_parse(int argc, char **argv, struct track_args *a)
 				i++;
 				a->nfiles++;
 			}
-		} else if (!has_val) {
-			ctl_err("track: %s needs a value", o);
-			return -EINVAL;
-		} else if (!strcmp(o, "--name")) {
-			a->name = argv[++i];
-		} else if (!strcmp(o, "--job")) {
-			a->job = argv[++i];
-		} else if (!strcmp(o, "--dataset")) {
-			a->dataset = argv[++i];
-		} else if (!strcmp(o, "--pid")) {
-			if (parse_pid(argv[++i], &a->pid))
-				return -EINVAL;
+		} else if (o[0] != '-') {
+			return ctl_usage_err("track", NULL, "unexpected argument '%s' (the command "
+					     "goes after '--')", o);
+		} else if ((err = track_value(a, o, i + 1 < argc ? argv[i + 1] : NULL)) == -ENOENT) {
+			return ctl_bad_option(o, "track", NULL);
+		} else if (i + 1 == argc) {
+			return ctl_usage_err("track", NULL, "option '%s' needs a value", o);
+		} else if (err) {
+			return err;
 		} else {
-			ctl_err("track: unknown option '%s'", o);
-			return -EINVAL;
+			i++;
 		}
 	}
 	a->cmd = i < argc ? &argv[i] : NULL;
-	if (!a->cmd == !a->pid) {
-		ctl_err("track: give either -- CMD ARGS... or --pid PID");
-		return -EINVAL;
-	}
-	if (a->nfiles && !a->dataset) {
-		ctl_err("track: --files needs --dataset NAME");
-		return -EINVAL;
-	}
+	if (!a->cmd == !a->pid)
+		return ctl_usage_err("track", NULL, "give either -- CMD ARGS... or --pid PID");
+	if (a->nfiles && !a->dataset)
+		return ctl_usage_err("track", NULL, "--files needs --dataset NAME");
 	return 0;
 }
 
@@ -259,7 +266,7 @@ static int cmd_track(int argc, char **argv)
 
 	err = track_parse(argc, argv, &a);
 	if (err)
-		return err == -EINVAL ? ctl_usage("track", NULL) : err;
+		return err;
 	err = tracker_ensure_loaded(&loaded);
 	if (err)
 		return err;
@@ -284,9 +291,8 @@ static int cmd_track(int argc, char **argv)
 	}
 	print_summary(&t, job, code, a.quiet);
 	tracker_close(&t);
-	out_finish();
 	/* the command's own exit status is tandemctl's */
-	exit(code);
+	return code;
 
 out_close:
 	tracker_close(&t);
@@ -312,7 +318,7 @@ static int cmd_tracker_load(int argc, char **argv)
 	int opt, err;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((opt = ctl_getopt(argc, argv, "", opts, "tracker", "load")) != -1) {
 		err = 0;
 		if (opt == 'p')
 			err = parse_u32(optarg, &o.max_pages) ?: (o.max_pages ? 0 : -EINVAL);
@@ -323,37 +329,41 @@ static int cmd_tracker_load(int argc, char **argv)
 		else if (opt == 'v')
 			o.verbose = true;
 		else
-			err = -EINVAL;
-		if (err) {
-			if (optarg)
-				ctl_err("tracker load: bad value '%s'", optarg);
-			return ctl_usage("tracker", "load");
-		}
+			return opt;	/* CTL_EUSAGE, printed */
+		if (err)
+			return ctl_usage_err("tracker", "load", "bad value '%s'", optarg);
 	}
 	if (optind < argc)
-		return ctl_usage("tracker", "load");
+		return ctl_usage_err("tracker", "load", "unexpected argument '%s'", argv[optind]);
 	err = tracker_load(&o);
-	if (!err)
-		out_text("tracker loaded at %s\n", tracker_dir());
-	return err;
+	if (err)
+		return err;
+	out_obj_open(NULL);
+	out_str("dir", "tracker loaded at %s\n", tracker_dir());
+	out_obj_close();
+	return 0;
 }
 
 TANDEM_CMD(tracker_load, "tracker", "load", cmd_tracker_load,
 	   "[--max-pages N] [--max-files N] [--attach auto|tracepoint|fentry|kprobe] [--verbose]",
 	   "load the page-cache sharing tracker and pin it (stays loaded after tandemctl exits)");
 
-static int cmd_tracker_unload(int argc, char **argv __attribute__((unused)))
+static int cmd_tracker_unload(int argc, char **argv)
 {
 	int err;
 
-	if (argc > 1)
-		return ctl_usage("tracker", "unload");
-	err = tracker_unload();
-	if (err == -ENOENT) {
-		ctl_err("tracker: not loaded (%s)", tracker_dir());
+	err = ctl_args(&argc, argv, 0, 0, "tracker", "unload");
+	if (err)
 		return err;
-	}
-	return err;
+	err = tracker_unload();
+	if (err == -ENOENT)
+		ctl_err("tracker: not loaded (%s)", tracker_dir());
+	if (err)
+		return err;
+	out_obj_open(NULL);
+	out_str("dir", "tracker unloaded from %s\n", tracker_dir());
+	out_obj_close();
+	return 0;
 }
 
 TANDEM_CMD(tracker_unload, "tracker", "unload", cmd_tracker_unload, "",
@@ -366,8 +376,9 @@ static int cmd_tracker_dataset(int argc, char **argv)
 	bool loaded;
 	int err;
 
-	if (argc < 3)
-		return ctl_usage("tracker", "dataset");
+	err = ctl_args(&argc, argv, 2, -1, "tracker", "dataset");
+	if (err)
+		return err;
 	err = tracker_ensure_loaded(&loaded);
 	if (!err)
 		err = tracker_open(&t);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/cmd.h"
+#include "lib/log.h"
 #include "lib/files.h"
 
 #define WALK_MAX_DEPTH 64

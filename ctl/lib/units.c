@@ -55,6 +55,21 @@ int units_parse_bytes(const char *s, uint64_t *out)
 	return 0;
 }
 
+int units_parse_rate(const char *s, double *out)
+{
+	size_t n = s ? strlen(s) : 0;
+	char buf[64];
+
+	if (n >= 2 && !strcmp(s + n - 2, "/s")) {
+		if (n - 2 >= sizeof(buf) || n == 2)
+			return -EINVAL;
+		memcpy(buf, s, n - 2);
+		buf[n - 2] = '\0';
+		return units_parse_size(buf, out);
+	}
+	return units_parse_size(s, out);
+}
+
 int units_parse_duration(const char *s, double *out)
 {
 	static const char *const suffix[] = { "", "s", "ms", "us", "m", "min" };
@@ -76,5 +91,15 @@ const char *units_fmt_size(double bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.0f B", bytes);
 	else
 		snprintf(buf, len, "%.1f %s", bytes, unit[i]);
+	return buf;
+}
+
+const char *units_fmt_rate(double bps, char *buf, size_t len)
+{
+	size_t n;
+
+	units_fmt_size(bps, buf, len);
+	n = strlen(buf);
+	snprintf(buf + n, len > n ? len - n : 0, "/s");
 	return buf;
 }

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "lib/json.h"
-#include "model/profile.h"
 #include "lib/units.h"
+#include "model/model.h"
 
 void profile_init(struct profile *p)
 {
@@ -134,91 +134,88 @@ free_copy:
 
 /* ---- save ---- */
 
-static void save_nodes(struct tjw *w, const struct profile *p)
+static void save_nodes(struct jw *w, const struct profile *p)
 {
-	tjw_arr_open(w, "nodes");
+	jw_arr_open(w, "nodes");
 	for (int i = 0; i < p->nnodes; i++) {
 		const struct profile_node *n = &p->nodes[i];
 
-		tjw_obj_open(w, NULL);
-		tjw_s64(w, "node", n->id);
-		tjw_bool(w, "cpus", n->has_cpus);
-		tjw_num(w, "total_bytes", n->total);
-		tjw_num(w, "free_bytes", n->free);
-		tjw_num(w, "file_bytes", n->file);
-		tjw_num(w, "avail_bytes", n->avail);
-		tjw_obj_close(w);
+		jw_obj_open(w, NULL);
+		jw_s64(w, "node", n->id);
+		jw_bool(w, "cpus", n->has_cpus);
+		jw_double(w, "total_bytes", n->total);
+		jw_double(w, "free_bytes", n->free);
+		jw_double(w, "file_bytes", n->file);
+		jw_double(w, "avail_bytes", n->avail);
+		jw_obj_close(w);
 	}
-	tjw_arr_close(w);
+	jw_arr_close(w);
 }
 
-static void save_inst(struct tjw *w, const struct profile_inst *pi)
+static void save_inst(struct jw *w, const struct profile_inst *pi)
 {
 	const struct model_inst *in = &pi->m;
 
-	tjw_obj_open(w, NULL);
-	tjw_str(w, "name", in->name);
-	tjw_num(w, "rate_bps", in->rate);
-	tjw_str(w, "rate_source", pi->rate_source[0] ? pi->rate_source : "user");
-	tjw_u64(w, "epochs", in->epochs);
-	tjw_str(w, "order", model_order_name(in->order));
-	tjw_u64(w, "seed", in->seed);
-	tjw_num(w, "window_bytes", in->window);
-	tjw_num(w, "cpu_s_per_byte", in->cpu_per_byte);
-	tjw_num(w, "mem_bytes", in->mem);
-	tjw_str(w, "cmd", pi->cmd);
-	tjw_obj_close(w);
+	jw_obj_open(w, NULL);
+	jw_str(w, "name", in->name);
+	jw_double(w, "rate_bps", in->rate);
+	jw_str(w, "rate_source", pi->rate_source[0] ? pi->rate_source : "user");
+	jw_u64(w, "epochs", in->epochs);
+	jw_str(w, "order", model_order_name(in->order));
+	jw_u64(w, "seed", in->seed);
+	jw_double(w, "window_bytes", in->window);
+	jw_double(w, "cpu_s_per_byte", in->cpu_per_byte);
+	jw_double(w, "mem_bytes", in->mem);
+	jw_str(w, "cmd", pi->cmd);
+	jw_obj_close(w);
 }
 
-static void save_doc(struct tjw *w, const struct profile *p)
+static void save_doc(struct jw *w, const struct profile *p)
 {
-	tjw_obj_open(w, NULL);
-	tjw_s64(w, "tandem_profile", p->version);
-	tjw_str(w, "created", p->created);
-	tjw_num(w, "calibration_seconds", p->calib_seconds);
-	tjw_obj_open(w, "dataset");
-	tjw_str(w, "path", p->dataset_path);
-	tjw_num(w, "bytes", p->dataset_bytes);
-	tjw_u64(w, "files", p->files);
-	tjw_num(w, "record_size", p->record_size);
-	tjw_obj_close(w);
-	tjw_obj_open(w, "storage");
-	tjw_arr_open(w, "bandwidth_bps");
+	jw_obj_open(w, NULL);
+	jw_s64(w, "tandem_profile", p->version);
+	jw_str(w, "created", p->created);
+	jw_double(w, "calibration_seconds", p->calib_seconds);
+	jw_obj_open(w, "dataset");
+	jw_str(w, "path", p->dataset_path);
+	jw_double(w, "bytes", p->dataset_bytes);
+	jw_u64(w, "files", p->files);
+	jw_double(w, "record_size", p->record_size);
+	jw_obj_close(w);
+	jw_obj_open(w, "storage");
+	jw_arr_open(w, "bandwidth_bps");
 	for (int k = 0; k < p->nbw; k++)
-		tjw_num(w, NULL, p->bw[k]);
-	tjw_arr_close(w);
-	tjw_num(w, "eta", p->nbw > 1 ? p->bw[1] / p->bw[0] : NAN);
-	tjw_str(w, "cold_method", p->cold_method);
-	tjw_num(w, "sample_bytes", p->sample_bytes);
-	tjw_obj_close(w);
-	tjw_obj_open(w, "memory");
-	tjw_s64(w, "cxl_node", p->cxl_node);
-	tjw_num(w, "cache_dram_bytes", p->cache_dram);
-	tjw_num(w, "cache_cxl_bytes", p->cache_cxl);
-	tjw_num(w, "mem_available_bytes", p->mem_available);
+		jw_double(w, NULL, p->bw[k]);
+	jw_arr_close(w);
+	jw_double(w, "eta", p->nbw > 1 ? p->bw[1] / p->bw[0] : NAN);
+	jw_str(w, "cold_method", p->cold_method);
+	jw_double(w, "sample_bytes", p->sample_bytes);
+	jw_obj_close(w);
+	jw_obj_open(w, "memory");
+	jw_s64(w, "cxl_node", p->cxl_node);
+	jw_double(w, "cache_dram_bytes", p->cache_dram);
+	jw_double(w, "cache_cxl_bytes", p->cache_cxl);
+	jw_double(w, "mem_available_bytes", p->mem_available);
 	save_nodes(w, p);
-	tjw_obj_close(w);
-	tjw_obj_open(w, "host");
-	tjw_num(w, "cpus", p->ncpu);
-	tjw_obj_close(w);
-	tjw_arr_open(w, "instances");
+	jw_obj_close(w);
+	jw_obj_open(w, "host");
+	jw_double(w, "cpus", p->ncpu);
+	jw_obj_close(w);
+	jw_arr_open(w, "instances");
 	for (int i = 0; i < p->ninst; i++)
 		save_inst(w, &p->inst[i]);
-	tjw_arr_close(w);
-	tjw_obj_close(w);
+	jw_arr_close(w);
+	jw_obj_close(w);
 }
 
-static int save_to(const char *path, const struct profile *p)
+static int save_to(FILE *f, const struct profile *p)
 {
-	FILE *f = fopen(path, "w");
-	struct tjw w;
+	struct jw w;
 	int err;
 
-	if (!f)
-		return -errno;
-	tjw_init(&w, f);
+	jw_init(&w, f, true);
 	save_doc(&w, p);
-	err = tjw_finish(&w);
+	err = jw_finish(&w);
 	if (fclose(f) && !err)
 		err = -errno;
 	return err;
@@ -233,46 +230,38 @@ int profile_save(const char *path, const struct profile *p)
 {
 	size_t len = strlen(path) + 8;
 	struct stat st;
-	struct tjw w;
 	char *tmp;
 	FILE *f;
 	int err;
 
-	if (!lstat(path, &st) && !S_ISREG(st.st_mode))
-		return save_to(path, p);
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		f = fopen(path, "w");
+		return f ? save_to(f, p) : -errno;
+	}
 	tmp = malloc(len);
 	if (!tmp)
 		return -ENOMEM;
 	snprintf(tmp, len, "%s.tmp", path);
 	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		goto free_tmp;
-	}
-	tjw_init(&w, f);
-	save_doc(&w, p);
-	err = tjw_finish(&w);
-	if (fclose(f) && !err)
-		err = -errno;
+	err = f ? save_to(f, p) : -errno;
 	if (!err && rename(tmp, path))
 		err = -errno;
-	if (err)
+	if (err && f)
 		unlink(tmp);
-free_tmp:
 	free(tmp);
 	return err;
 }
 
 /* ---- load ---- */
 
-static int load_num(const struct tjson *o, const char *key, double *out, bool required)
+static int load_num(const json_t *o, const char *key, double *out, bool required)
 {
 	int err = tjson_get_num(o, key, out);
 
 	return err == -ENOENT && !required ? 0 : err;
 }
 
-static void load_strbuf(const struct tjson *o, const char *key, char *buf, size_t len)
+static void load_strbuf(const json_t *o, const char *key, char *buf, size_t len)
 {
 	const char *s;
 
@@ -280,7 +269,7 @@ static void load_strbuf(const struct tjson *o, const char *key, char *buf, size_
 		snprintf(buf, len, "%s", s);
 }
 
-static int load_dataset(const struct tjson *d, struct profile *p)
+static int load_dataset(const json_t *d, struct profile *p)
 {
 	const char *path;
 	double files = 0;
@@ -302,26 +291,30 @@ static int load_dataset(const struct tjson *d, struct profile *p)
 	return 0;
 }
 
-static int load_storage(const struct tjson *s, struct profile *p)
+static int load_storage(const json_t *s, struct profile *p)
 {
-	const struct tjson *bw = tjson_get(s, "bandwidth_bps");
+	const json_t *bw = json_object_get(s, "bandwidth_bps"), *c;
+	size_t i;
 
-	if (!bw || bw->type != TJSON_ARR || !bw->len)
+	if (!json_is_array(bw) || !json_array_size(bw))
 		return -EINVAL;
 	p->nbw = 0;
-	for (const struct tjson *c = bw->child; c && p->nbw < MODEL_MAX_BW; c = c->next) {
-		if (c->type != TJSON_NUM || !(c->num > 0))
+	json_array_foreach(bw, i, c) {
+		if (p->nbw == MODEL_MAX_BW)
+			break;
+		if (!json_is_number(c) || !(json_number_value(c) > 0))
 			return -EINVAL;
-		p->bw[p->nbw++] = c->num;
+		p->bw[p->nbw++] = json_number_value(c);
 	}
 	load_strbuf(s, "cold_method", p->cold_method, sizeof(p->cold_method));
 	return load_num(s, "sample_bytes", &p->sample_bytes, false);
 }
 
-static int load_memory(const struct tjson *m, struct profile *p)
+static int load_memory(const json_t *m, struct profile *p)
 {
-	const struct tjson *nodes = tjson_get(m, "nodes");
+	const json_t *nodes = json_object_get(m, "nodes"), *c;
 	double cxl = -1;
+	size_t i;
 	int err;
 
 	err = load_num(m, "cache_dram_bytes", &p->cache_dram, true);
@@ -331,24 +324,25 @@ static int load_memory(const struct tjson *m, struct profile *p)
 	if (err)
 		return err;
 	p->cxl_node = cxl;
-	for (const struct tjson *c = nodes ? nodes->child : NULL;
-	     c && p->nnodes < PROFILE_MAX_NODES; c = c->next) {
-		struct profile_node *n = &p->nodes[p->nnodes++];
-		const struct tjson *cpus = tjson_get(c, "cpus");
+	json_array_foreach(nodes, i, c) {
+		struct profile_node *n;
 		double id = 0;
 
+		if (p->nnodes == PROFILE_MAX_NODES)
+			break;
+		n = &p->nodes[p->nnodes++];
 		load_num(c, "node", &id, false);
 		load_num(c, "total_bytes", &n->total, false);
 		load_num(c, "free_bytes", &n->free, false);
 		load_num(c, "file_bytes", &n->file, false);
 		load_num(c, "avail_bytes", &n->avail, false);
 		n->id = id;
-		n->has_cpus = cpus && cpus->type == TJSON_BOOL && cpus->b;
+		n->has_cpus = json_is_true(json_object_get(c, "cpus"));
 	}
 	return 0;
 }
 
-static int load_inst(const struct tjson *o, struct profile_inst *pi, int idx)
+static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 {
 	struct model_inst *in = &pi->m;
 	double epochs = 1, seed = idx + 1;
@@ -380,10 +374,11 @@ static int load_inst(const struct tjson *o, struct profile_inst *pi, int idx)
 	return 0;
 }
 
-static int load_doc(const struct tjson *doc, struct profile *p, char *err, size_t errlen)
+static int load_doc(const json_t *doc, struct profile *p, char *err, size_t errlen)
 {
-	const struct tjson *insts = tjson_get(doc, "instances");
+	const json_t *insts = json_object_get(doc, "instances"), *c;
 	double version = 0, ncpu = 0;
+	size_t i;
 	int ret;
 
 	if (tjson_get_num(doc, "tandem_profile", &version) || version != PROFILE_VERSION) {
@@ -392,16 +387,17 @@ static int load_doc(const struct tjson *doc, struct profile *p, char *err, size_
 	}
 	load_strbuf(doc, "created", p->created, sizeof(p->created));
 	load_num(doc, "calibration_seconds", &p->calib_seconds, false);
-	if ((ret = load_dataset(tjson_get(doc, "dataset"), p)) ||
-	    (ret = load_storage(tjson_get(doc, "storage"), p)) ||
-	    (ret = load_memory(tjson_get(doc, "memory"), p))) {
+	if ((ret = load_dataset(json_object_get(doc, "dataset"), p)) ||
+	    (ret = load_storage(json_object_get(doc, "storage"), p)) ||
+	    (ret = load_memory(json_object_get(doc, "memory"), p))) {
 		snprintf(err, errlen, "missing or bad dataset/storage/memory fields");
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
-	load_num(tjson_get(doc, "host"), "cpus", &ncpu, false);
+	load_num(json_object_get(doc, "host"), "cpus", &ncpu, false);
 	p->ncpu = ncpu;
-	for (const struct tjson *c = insts ? insts->child : NULL;
-	     c && p->ninst < MODEL_MAX_INST; c = c->next) {
+	json_array_foreach(insts, i, c) {
+		if (p->ninst == MODEL_MAX_INST)
+			break;
 		ret = load_inst(c, &p->inst[p->ninst], p->ninst);
 		p->ninst++;
 		if (ret) {
@@ -414,7 +410,7 @@ static int load_doc(const struct tjson *doc, struct profile *p, char *err, size_
 
 int profile_load(const char *path, struct profile *p, char *err, size_t errlen)
 {
-	struct tjson *doc;
+	json_t *doc;
 	int ret;
 
 	profile_init(p);
@@ -422,7 +418,7 @@ int profile_load(const char *path, struct profile *p, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	ret = load_doc(doc, p, err, errlen);
-	tjson_free(doc);
+	json_decref(doc);
 	if (ret)
 		profile_free(p);
 	return ret;
@@ -454,23 +450,51 @@ void model_args_init(struct model_args *a)
 	a->steer_dram_frac = 1;
 }
 
-int model_args_parse_bw(struct model_args *a, const char *list)
+int model_args_add_instance(struct model_args *a, const char *spec, char *err, size_t errlen)
+{
+	int ret;
+
+	if (a->nspec == MODEL_MAX_INST) {
+		snprintf(err, errlen, "more than %d instances", MODEL_MAX_INST);
+		return -E2BIG;
+	}
+	profile_inst_default(&a->spec[a->nspec], a->nspec);
+	ret = profile_inst_parse(spec, &a->spec[a->nspec], err, errlen);
+	if (ret)
+		return ret;
+	a->spec_str[a->nspec++] = spec;
+	return 0;
+}
+
+int model_args_parse_rates(const char *list, double *out, int max, int *n)
 {
 	char *copy = strdup(list), *save = NULL, *tok;
 	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	a->nbw = 0;
+	*n = 0;
 	for (tok = strtok_r(copy, ",", &save); tok && !err;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (a->nbw == MODEL_MAX_BW)
+		if (*n == max)
 			err = -E2BIG;
 		else
-			err = units_parse_size(tok, &a->bw[a->nbw++]);
+			err = units_parse_rate(tok, &out[(*n)++]);
 	}
 	free(copy);
-	return a->nbw ? err : -EINVAL;
+	return *n ? err : -EINVAL;
+}
+
+int model_args_parse_bw(struct model_args *a, const char *list)
+{
+	return model_args_parse_rates(list, a->bw, MODEL_MAX_BW, &a->nbw);
+}
+
+bool model_args_steer(const struct model_args *a, const struct profile *p)
+{
+	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl;
+
+	return a->steer >= 0 ? a->steer : cxl > 0;
 }
 
 static uint32_t default_extents(uint64_t files)
@@ -485,7 +509,7 @@ static int build_sys(const struct model_args *a, const struct profile *p,
 		     struct model_sys *sys, char *err, size_t errlen)
 {
 	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl, dram;
-	bool steer = a->steer >= 0 ? a->steer : cxl > 0;
+	bool steer = model_args_steer(a, p);
 
 	memset(sys, 0, sizeof(*sys));
 	sys->dataset = a->dataset > 0 ? a->dataset : p->dataset_bytes;
@@ -546,6 +570,40 @@ int model_args_build(const struct model_args *a, const struct profile *p,
 		snprintf(inst[i].name, sizeof(inst[i].name), "%c%d", inst[have - 1].name[0], i);
 		inst[i].seed = inst[have - 1].seed + (i - have + 1);
 	}
-	*n = want;
+	for (int i = 0; i < a->nrate && i < want; i++)
+		inst[i].rate = a->rate[i];
+	if (a->exactly > want) {
+		snprintf(err, errlen, "fewer instances than commands");
+		return -EINVAL;
+	}
+	*n = a->exactly > 0 ? a->exactly : want;
 	return 0;
+}
+
+int model_set_new(const struct model_args *a, const struct profile *p, bool want_alt,
+		  struct model_set *s, char *err, size_t errlen)
+{
+	struct model_inst inst[MODEL_MAX_INST];
+	struct model_args off = *a;
+	struct model_sys sys;
+	int n, ret;
+
+	memset(s, 0, sizeof(*s));
+	s->steer = model_args_steer(a, p);
+	ret = model_args_build(a, p, &s->sys, s->inst, &s->n, err, errlen);
+	ret = ret ?: model_new(&s->sys, s->inst, s->n, &s->m, err, errlen);
+	if (ret || !want_alt || !s->steer)
+		return ret;
+	off.steer = 0;
+	if (model_args_build(&off, p, &sys, inst, &n, err, errlen) ||
+	    model_new(&sys, inst, n, &s->alt, err, errlen))
+		s->alt = NULL;
+	return 0;
+}
+
+void model_set_free(struct model_set *s)
+{
+	model_free(s->alt);
+	model_free(s->m);
+	s->m = s->alt = NULL;
 }

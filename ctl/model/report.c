@@ -9,11 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cmd.h"
-#include "model/report.h"
+#include "lib/log.h"
 #include "lib/out.h"
 #include "lib/units.h"
 #include "lib/util.h"
+#include "model/model.h"
 
 void mo_grid_delta(double x, int n, double *delta)
 {
@@ -124,8 +124,8 @@ static void print_input(const struct model *m, const struct profile *p)
 	out_arr_open("bandwidth_bps");
 	for (int k = 0; k < s->nbw; k++) {
 		out_double(NULL, NULL, s->bw[k]);
-		out_text("%sB(%d) = %s/s", k ? ", " : "storage ", k + 1,
-			 units_fmt_size(s->bw[k], b1, sizeof(b1)));
+		out_text("%sB(%d) = %s", k ? ", " : "storage ", k + 1,
+			 units_fmt_rate(s->bw[k], b1, sizeof(b1)));
 	}
 	out_arr_close();
 	out_text(s->nbw > 1 ? " (eta %.2f)\n" : "\n", s->nbw > 1 ? s->bw[1] / s->bw[0] : 0);
@@ -143,7 +143,7 @@ static void print_instances(const struct model *m, const struct mo_report *r)
 		out_obj_open(NULL);
 		out_str("name", "  %-6s", in->name);
 		out_double("rate_bps", NULL, in->rate);
-		out_text(" rate %s/s", units_fmt_size(in->rate, b, sizeof(b)));
+		out_text(" rate %s", units_fmt_rate(in->rate, b, sizeof(b)));
 		out_u64("epochs", "  epochs %llu", in->epochs);
 		out_str("order", "  order %s", model_order_name(in->order));
 		out_double("solo_s", "  solo %.2f s\n", r->solo[i]);
@@ -186,7 +186,8 @@ static void print_best(const struct mo_report *r)
 	print_vector("delta_s", "best release", r->best, r->n);
 	out_double("makespan_s", ": M = %.2f s", r->best_m);
 	out_double("simultaneous_s", "; simultaneous start M = %.2f s", r->m0);
-	out_double("gain", " (gain %.1f%%)\n", r->gain * 100);
+	out_double("gain", NULL, r->gain);	/* a fraction of M(0), as everywhere */
+	out_text(" (gain %.1f%%)\n", r->gain * 100);
 	out_bool("together", NULL, r->together);
 	out_str("advice", "advice: %s\n", r->together ?
 		"start together: staggering gains less than the model's error" :
@@ -212,11 +213,13 @@ static void print_alt(const struct model *m, const struct model *alt_m,
 	print_vector("delta_s", "best release", alt->best, alt->n);
 	out_double("makespan_s", ": M = %.2f s", alt->best_m);
 	out_double("simultaneous_s", ", simultaneous %.2f s", alt->m0);
-	gain = alt->best_m > 0 ? (alt->best_m - r->best_m) / alt->best_m * 100 : 0;
-	out_double("steering_gain", gain >= 0 ? "; steering saves %.1f%%\n" : NULL, gain);
-	if (gain < 0)
+	gain = alt->best_m > 0 ? (alt->best_m - r->best_m) / alt->best_m : 0;
+	out_double("steering_gain", NULL, gain);
+	if (gain >= 0)
+		out_text("; steering saves %.1f%%\n", gain * 100);
+	else
 		out_text("; steering costs %.1f%%: the dataset does not fit the CXL node and "
-			 "would evict itself there\n", -gain);
+			 "would evict itself there\n", -gain * 100);
 	out_obj_close();
 	(void)m;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* The request engine (nl.h) and the connection (module.h, struct tnl). */
 #include <errno.h>
 #include <limits.h>
 #include <linux/netlink.h>
@@ -6,21 +7,25 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "cli/cmd.h"
+#include "lib/log.h"
 #include "module/nl.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
 #endif
 
-static struct nl_sock *sk;
-static int family = -1;
-static char extack_msg[512];
+struct tnl {
+	struct nl_sock *sk;
+	int family;
+	char extack[512];	/* of the last request */
+};
 
 struct tnl_ctx {
+	struct tnl *nl;
 	const struct tnl_req *req;
 	struct nl_msg *sent;
 	int kerr;		/* the kernel's error, -errno */
@@ -29,51 +34,67 @@ struct tnl_ctx {
 	char bad[PATH_MAX + 64];	/* the offending attribute, when known */
 };
 
-int tnl_open(bool quiet)
+int tnl_open(struct tnl **out, bool quiet)
 {
+	struct tnl *nl = calloc(1, sizeof(*nl));
 	int one = 1, err;
 
-	if (sk)
-		return 0;
-	sk = nl_socket_alloc();
-	if (!sk)
+	if (!nl)
 		return -ENOMEM;
-	err = genl_connect(sk);
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
+		err = -ENOMEM;
+		goto free_nl;
+	}
+	err = genl_connect(nl->sk);
 	if (err) {
 		if (!quiet)
 			ctl_err("cannot open a generic netlink socket: %s", nl_geterror(err));
 		err = -EIO;
-		goto out_free;
+		goto free_sock;
 	}
-	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	nl_socket_set_msg_buf_size(sk, 65536);
-	family = genl_ctrl_resolve(sk, TANDEM_GENL_NAME);
-	if (family < 0) {
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	nl_socket_set_msg_buf_size(nl->sk, 65536);
+	nl->family = genl_ctrl_resolve(nl->sk, TANDEM_GENL_NAME);
+	if (nl->family < 0) {
 		if (!quiet)
 			ctl_err("tandem.ko is not loaded (no generic netlink family '%s')",
 				TANDEM_GENL_NAME);
 		err = -ENOENT;
-		goto out_free;
+		goto free_sock;
 	}
+	*out = nl;
 	return 0;
 
-out_free:
-	nl_socket_free(sk);
-	sk = NULL;
+free_sock:
+	nl_socket_free(nl->sk);
+free_nl:
+	free(nl);
 	return err;
 }
 
-void tnl_close(void)
+void tnl_close(struct tnl *nl)
 {
-	if (sk)
-		nl_socket_free(sk);
-	sk = NULL;
+	if (!nl)
+		return;
+	nl_socket_free(nl->sk);
+	free(nl);
 }
 
-const char *tnl_last_extack(void)
+const char *tnl_extack(const struct tnl *nl)
 {
-	return extack_msg;
+	return nl->extack;
+}
+
+int tnl_put_id(struct nl_msg *msg, const void *in)
+{
+	return nla_put_u32(msg, TANDEM_A_DATASET_ID, *(const uint32_t *)in) ? -EMSGSIZE : 0;
+}
+
+int tnl_put_name(struct nl_msg *msg, const void *in)
+{
+	return nla_put_string(msg, TANDEM_A_DATASET_NAME, in) ? -EMSGSIZE : 0;
 }
 
 /* Name the request attribute at byte offset offs, with its value. */
@@ -110,14 +131,14 @@ static void parse_ext_ack(struct tnl_ctx *ctx, struct nlattr *attrs, int len)
 	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, attrs, len, NULL))
 		return;
 	if (tb[NLMSGERR_ATTR_MSG])
-		snprintf(extack_msg, sizeof(extack_msg), "%.*s",
+		snprintf(ctx->nl->extack, sizeof(ctx->nl->extack), "%.*s",
 			 (int)strnlen(nla_data(tb[NLMSGERR_ATTR_MSG]),
 				      nla_len(tb[NLMSGERR_ATTR_MSG])),
 			 (char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
 	if (tb[NLMSGERR_ATTR_OFFS])
 		describe_bad_attr(ctx, nla_get_u32(tb[NLMSGERR_ATTR_OFFS]));
-	if (tb[NLMSGERR_ATTR_MISS_TYPE] && !extack_msg[0])
-		snprintf(extack_msg, sizeof(extack_msg), "missing attribute %u",
+	if (tb[NLMSGERR_ATTR_MISS_TYPE] && !ctx->nl->extack[0])
+		snprintf(ctx->nl->extack, sizeof(ctx->nl->extack), "missing attribute %u",
 			 nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
 }
 
@@ -185,10 +206,10 @@ static int on_valid(struct nl_msg *msg, void *arg)
 
 static void report(const struct tnl_ctx *ctx)
 {
-	if (extack_msg[0])
-		fprintf(stderr, "kernel reports: %s%s\n", extack_msg, ctx->bad);
+	if (ctx->nl->extack[0])
+		ctl_err_raw("kernel reports: %s%s", ctx->nl->extack, ctx->bad);
 	else
-		fprintf(stderr, "kernel reports: %s%s\n", strerror(-ctx->kerr), ctx->bad);
+		ctl_err_raw("kernel reports: %s%s", strerror(-ctx->kerr), ctx->bad);
 }
 
 static int send_and_receive(struct tnl_ctx *ctx)
@@ -202,7 +223,7 @@ static int send_and_receive(struct tnl_ctx *ctx)
 	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, ctx);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, ctx);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, ctx);
-	err = nl_send_auto(sk, ctx->sent);
+	err = nl_send_auto(ctx->nl->sk, ctx->sent);
 	if (err < 0) {
 		ctl_err("netlink send: %s", nl_geterror(err));
 		err = -EIO;
@@ -210,7 +231,7 @@ static int send_and_receive(struct tnl_ctx *ctx)
 	}
 	err = 0;
 	while (!ctx->done) {
-		int r = nl_recvmsgs(sk, cb);
+		int r = nl_recvmsgs(ctx->nl->sk, cb);
 
 		if (r < 0 && !ctx->done) {
 			ctl_err("netlink receive: %s", nl_geterror(r));
@@ -223,19 +244,16 @@ out:
 	return err;
 }
 
-int tnl_request(const struct tnl_req *req)
+int tnl_request(struct tnl *nl, const struct tnl_req *req)
 {
-	struct tnl_ctx ctx = { .req = req };
+	struct tnl_ctx ctx = { .nl = nl, .req = req };
 	int err;
 
-	extack_msg[0] = 0;
-	err = tnl_open(false);
-	if (err)
-		return err;
+	nl->extack[0] = 0;
 	ctx.sent = req->size ? nlmsg_alloc_size(req->size) : nlmsg_alloc();
 	if (!ctx.sent)
 		return -ENOMEM;
-	if (!genlmsg_put(ctx.sent, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
+	if (!genlmsg_put(ctx.sent, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0,
 			 req->dump ? NLM_F_DUMP : NLM_F_ACK, req->cmd, TANDEM_GENL_VERSION)) {
 		err = -ENOMEM;
 		goto out;

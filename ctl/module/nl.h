@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one libnl request engine of tandemctl: build a request, send it, call
- * a parser for every reply message, and turn a kernel error into one line
- * "kernel reports: <extack message>".
+ * Inside the module library only: the one libnl request engine. Build a
+ * request, send it, call a parser for every reply message, and turn a
+ * kernel error into one line "kernel reports: <extack message>".
  */
-#ifndef TANDEM_CTL_NL_H
-#define TANDEM_CTL_NL_H
+#ifndef TANDEM_CTL_MODULE_NL_H
+#define TANDEM_CTL_MODULE_NL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
-#include "tandem.h"
+#include "module/module.h"
 
 struct tnl_req {
 	uint8_t cmd;			/* TANDEM_CMD_* */
@@ -26,15 +26,10 @@ struct tnl_req {
 	void *out;
 };
 
-/*
- * Connect and resolve the family. -ENOENT (printed) when tandem.ko is not
- * loaded; with quiet, nothing is printed.
- */
-int tnl_open(bool quiet);
-void tnl_close(void);
 /* 0, or -errno with the error already printed */
-int tnl_request(const struct tnl_req *req);
-/* The kernel's last extack message ("" if none), for tests and callers. */
-const char *tnl_last_extack(void);
+int tnl_request(struct tnl *nl, const struct tnl_req *req);
+/* build callbacks for the common single attributes; in is a uint32_t / a string */
+int tnl_put_id(struct nl_msg *msg, const void *in);
+int tnl_put_name(struct nl_msg *msg, const void *in);
 
 #endif

@@ -3,7 +3,7 @@
  * Release engine (see release.h). One thread: every signal it cares about
  * is blocked and taken with sigtimedwait(), whose timeout is the next
  * release time or the progress poll, so there is no handler and no race
- * between a signal and the state it changes.
+ * between a signal and the state it changes. All state is in struct rel_run.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,23 +18,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cmd.h"
+#include "lib/log.h"
 #include "lib/procio.h"
-#include "release/release.h"
+#include "lib/residency.h"
 #include "lib/util.h"
+#include "release/release.h"
 
 #define REL_POLL_S	0.02	/* progress polling period */
 
-static const struct rel_hooks *hooks;
-
-void rel_hooks_register(const struct rel_hooks *h)
+int rel_hook_add(struct rel_run *r, const struct rel_ops *ops, void *state)
 {
-	hooks = h;
+	if (r->nhooks == REL_MAX_HOOKS)
+		return -E2BIG;
+	r->hooks[r->nhooks++] = (struct rel_hook){ .ops = ops, .state = state };
+	return 0;
 }
 
-const struct rel_hooks *rel_hooks_get(void)
+const char *rel_state_name(enum rel_state s)
 {
-	return hooks;
+	static const char *const names[] = { "pending", "running", "exited", "skipped" };
+
+	return s <= REL_SKIPPED ? names[s] : "?";
 }
 
 bool rel_inst_ok(const struct rel_inst *in)
@@ -183,10 +187,14 @@ static int spawn(struct rel_run *r, int idx, const sigset_t *old)
 	setpgid(pid, pid);	/* as in the child: whichever runs first */
 	in->pgid = pid;
 	in->gate = gate[1];
-	if (hooks && hooks->job_start &&
-	    (err = hooks->job_start(hooks->ctx, idx, in->name, pid)))
-		ctl_err("%s: registering the job failed (%s); running it untracked",
-			in->name, strerror(-err));
+	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++) {
+		if (!h->active || !h->ops->job_start)
+			continue;
+		err = h->ops->job_start(h->state, idx, in->name, pid);
+		if (err)
+			ctl_err("%s: registering the job with %s failed (%s); running it without",
+				in->name, h->ops->name, strerror(-err));
+	}
 	return 0;
 }
 
@@ -234,8 +242,9 @@ static void leader_exited(struct rel_run *r, struct rel_inst *in, int idx, int s
 	in->end = now_s() - r->t0;
 	/* what the leader left in its group is not part of a finished job */
 	kill(-in->pgid, SIGTERM);
-	if (hooks && hooks->job_exit)
-		hooks->job_exit(hooks->ctx, idx, status);
+	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++)
+		if (h->active && h->ops->job_exit)
+			h->ops->job_exit(h->state, idx, status);
 	if (rel_inst_ok(in))
 		return;
 	r->nfailed++;
@@ -272,14 +281,16 @@ static void reap(struct rel_run *r)
 static double inst_progress(struct rel_run *r, int idx)
 {
 	struct rel_inst *in = &r->inst[idx];
+	double bytes = r->ds.files ? (double)r->ds.files->bytes : 0, f = 0;
 	struct procio io;
-	double f = 0;
 
-	if (hooks && hooks->progress && !hooks->progress(hooks->ctx, idx, in->pgid, &f))
-		return f;
-	if (procio_group(in->pgid, &io) || !(r->dataset_bytes > 0))
+	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++)
+		if (h->active && h->ops->progress &&
+		    !h->ops->progress(h->state, idx, in->pgid, &f))
+			return f;
+	if (procio_group(in->pgid, &io) || !(bytes > 0))
 		return 0;
-	return io.read_bytes / r->dataset_bytes;
+	return io.read_bytes / bytes;
 }
 
 /* Is instance idx due now? Sets *wait to how long until it may be. */
@@ -430,18 +441,66 @@ static void cleanup(struct rel_run *r)
 	}
 }
 
-static void collect_stats(struct rel_run *r)
+/* Without a hook that knows: cached pages per node by mincore and move_pages. */
+static int residency_scan(struct rel_run *r)
 {
-	if (!hooks)
-		return;
-	for (int i = 0; i < r->n && hooks->job_stats; i++)
-		r->inst[i].have_stats = !hooks->job_stats(hooks->ctx, i, &r->inst[i].stats);
-	if (hooks->residency &&
-	    hooks->residency(hooks->ctx, r->residency, REL_MAX_NODES, &r->nres_nodes))
-		r->nres_nodes = 0;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct residency res = { 0 };
+	int err = 0;
+
+	for (uint32_t f = 0; f < r->ds.files->nfiles && !err; f++)
+		err = residency_file(r->ds.files->paths[f], RESIDENCY_NODES, -1, &res);
+	if (err)
+		return err;
+	r->nres_nodes = res.nnodes < REL_MAX_NODES ? res.nnodes : REL_MAX_NODES;
+	for (int k = 0; k < r->nres_nodes; k++)
+		r->residency[k] = (double)res.nodes[k] * psz;
+	return 0;
 }
 
-int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset *ds)
+/* The first hook that knows gives each instance's counters, and the residency. */
+static void collect_stats(struct rel_run *r)
+{
+	struct rel_hook *h, *end = r->hooks + r->nhooks;
+
+	for (int i = 0; i < r->n; i++) {
+		r->inst[i].have_stats = false;
+		for (h = r->hooks; h < end && !r->inst[i].have_stats; h++)
+			r->inst[i].have_stats = h->active && h->ops->job_stats &&
+				!h->ops->job_stats(h->state, i, &r->inst[i].stats);
+	}
+	r->residency_source = NULL;
+	for (h = r->hooks; h < end && !r->residency_source; h++) {
+		r->nres_nodes = 0;
+		if (h->active && h->ops->residency &&
+		    !h->ops->residency(h->state, r->residency, REL_MAX_NODES, &r->nres_nodes))
+			r->residency_source = h->ops->name;
+	}
+	if (!r->residency_source) {
+		r->nres_nodes = 0;
+		if (r->ds.files && !residency_scan(r))
+			r->residency_source = "mincore";
+	}
+}
+
+/* Each hook gets the dataset; the ones that take it are in the run. */
+static void register_dataset(struct rel_run *r)
+{
+	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++)
+		h->active = !h->ops->dataset_register ||
+			    !h->ops->dataset_register(h->state, &r->ds);
+}
+
+static void finish_hooks(struct rel_run *r)
+{
+	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++) {
+		if (h->ops->finish)
+			h->ops->finish(h->state);
+		h->active = false;
+	}
+}
+
+int rel_run(struct rel_run *r)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	sigset_t set = rel_sigs(), old;
@@ -449,13 +508,13 @@ int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset 
 
 	if (!r->grace)
 		r->grace = 5;
-	if (hooks && hooks->dataset_register &&
-	    (err = hooks->dataset_register(hooks->ctx, dataset_dir, ds)))
-		ctl_err("registering the dataset failed (%s); running without it",
-			strerror(-err));
+	register_dataset(r);
 	/* orphans of the instances come to us, so none can outlive the run */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
-		return -errno;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+		err = -errno;
+		finish_hooks(r);
+		return err;
+	}
 	/* an instance killed before its release must not take us along (EPIPE) */
 	sigaction(SIGPIPE, &ign, &old_pipe);
 	sigprocmask(SIG_BLOCK, &set, &old);
@@ -479,8 +538,7 @@ int rel_run(struct rel_run *r, const char *dataset_dir, const struct lg_dataset 
 		if (r->inst[i].state == REL_EXITED)
 			r->makespan = fmax(r->makespan, r->inst[i].end);
 	collect_stats(r);
-	if (hooks && hooks->finish)
-		hooks->finish(hooks->ctx);
+	finish_hooks(r);
 	if (err)
 		return err;
 	if (r->interrupted)

@@ -1,129 +1,94 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Where the tracker meets the rest of tandemctl:
- * - dataset_registered_hook(): `tandemctl dataset add` registered a dataset
- *   with tandem.ko; a loaded tracker gets the same files under the same name.
- * - tracker_rel_hooks(): the release engine's hooks (ctl/release.h) for
- *   `tandemctl run`, offered here, registered by whoever wires `run` up.
+ * The release engine's tracker hook (release.h, struct rel_tracker): the
+ * tracker is loaded when it is not, the run's files become a tracker
+ * dataset, every instance a job before it execs; progress:F reads a job's
+ * counters, and the report gets each job's misses and hits.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include <bpf/bpf.h>
 
-#include "cli/cmd.h"
-#include "module/module.h"
+#include "lib/log.h"
 #include "release/release.h"
-#include "tracker/tracker.h"
 
-int dataset_registered_hook(uint32_t id, const char *name, const struct file_list *fl)
-{
-	struct tracker_add_result res;
-	struct tracker t;
-	int err;
-
-	(void)id;	/* the tracker numbers its datasets itself */
-	if (!tracker_is_loaded())
-		return 0;
-	err = tracker_open(&t);
-	if (err)
-		return err;
-	err = tracker_dataset_add(&t, name, fl->paths, fl->n, &res);
-	tracker_close(&t);
-	if (err)
-		ctl_err("dataset %s: registered with tandem.ko but not with the tracker", name);
-	return err;
-}
-
-#define HOOK_MAX_JOBS 256
 #define PAGE_4K 4096ULL
-
-static struct {
-	struct tracker t;
-	bool open;
-	bool loaded_here;	/* this run loaded the tracker */
-	uint32_t dataset;
-	uint64_t pages;		/* of the run's dataset, 4 KiB pages */
-	uint32_t job[HOOK_MAX_JOBS];
-} hk;
 
 /*
  * A tracker loaded for a run gets a page-state map that holds the whole
  * dataset (plus a quarter), so a dataset larger than the default 512 MiB
  * is not counted through overflow; one already loaded is used as it is.
  */
-static int hk_ensure_loaded(uint64_t pages)
+static int ensure_loaded(struct rel_tracker *k)
 {
 	struct tracker_load_opts o = { 0 };
-	uint64_t want = pages + pages / 4;
+	uint64_t want = k->pages + k->pages / 4;
 
-	hk.loaded_here = false;
+	k->loaded_here = false;
 	if (tracker_is_loaded())
 		return 0;
 	if (want > TRACKER_DEFAULT_MAX_PAGES)
 		o.max_pages = want > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)want;
-	hk.loaded_here = true;
+	k->loaded_here = true;
 	return tracker_load(&o);
 }
 
-static int hk_dataset_register(void *ctx, const char *dir, const struct lg_dataset *ds)
+static int trk_register(void *state, const struct rel_dataset *d)
 {
+	struct rel_tracker *k = state;
 	struct tracker_add_result res;
-	char name[TANDEM_TRK_NAME_LEN];
-	const char *base = strrchr(dir, '/');
 	int err;
 
-	/* ctx: the dataset's name, or NULL for the directory's last component */
-	snprintf(name, sizeof(name), "%s", ctx ? (const char *)ctx :
-		 base && base[1] ? base + 1 : dir);
-	memset(hk.job, 0, sizeof(hk.job));	/* ids of an earlier run in this process */
-	hk.pages = 0;
-	for (uint32_t i = 0; i < ds->nfiles; i++)
-		hk.pages += (ds->sizes[i] + PAGE_4K - 1) / PAGE_4K;
-	err = hk_ensure_loaded(hk.pages);
+	memset(k, 0, sizeof(*k));	/* ids of an earlier run with this state */
+	for (uint32_t i = 0; i < d->files->nfiles; i++)
+		k->pages += (d->files->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+	err = ensure_loaded(k);
 	if (!err)
-		err = tracker_open(&hk.t);
+		err = tracker_open(&k->t);
+	if (!err) {
+		k->open = true;
+		/* the dataset's own files, not what else lives under the directory */
+		err = tracker_dataset_add(&k->t, d->name, d->files->paths, d->files->nfiles,
+					  &res);
+		k->dataset = res.dataset;
+	}
 	if (err)
-		return err;
-	hk.open = true;
-	/* the dataset's own files, not what else lives under the directory */
-	err = tracker_dataset_add(&hk.t, name, ds->paths, ds->nfiles, &res);
-	hk.dataset = res.dataset;
+		ctl_err("tracker: not available (%s); instances run untracked, progress:F "
+			"uses read_bytes", strerror(-err));
+	k->registered = !err;
 	return err;
 }
 
-bool tracker_rel_info(uint32_t *dataset, bool *loaded_here)
+static bool has_job(const struct rel_tracker *k, int idx)
 {
-	*dataset = hk.dataset;
-	*loaded_here = hk.loaded_here;
-	return hk.open;
+	return k->open && idx >= 0 && idx < REL_TRACKER_MAX_JOBS && k->job[idx];
 }
 
-static int hk_job_start(void *ctx, int idx, const char *name, pid_t pgid)
+static int trk_job_start(void *state, int idx, const char *name, pid_t pgid)
 {
+	struct rel_tracker *k = state;
 	int err;
 
-	(void)ctx;
-	if (!hk.open || idx < 0 || idx >= HOOK_MAX_JOBS)
+	if (!k->open || idx < 0 || idx >= REL_TRACKER_MAX_JOBS)
 		return 0;
-	err = tracker_job_new(&hk.t, name, hk.dataset, &hk.job[idx]);
+	err = tracker_job_new(&k->t, name, k->dataset, &k->job[idx]);
 	if (!err)
-		err = tracker_job_add_pid(&hk.t, hk.job[idx], pgid);
+		err = tracker_job_add_pid(&k->t, k->job[idx], pgid);
 	if (!err)
-		err = tracker_job_set_root(&hk.t, hk.job[idx], pgid);
+		err = tracker_job_set_root(&k->t, k->job[idx], pgid);
 	return err;
 }
 
-static void hk_job_exit(void *ctx, int idx, int status)
+static void trk_job_exit(void *state, int idx, int status)
 {
-	(void)ctx;
-	if (!hk.open || idx < 0 || idx >= HOOK_MAX_JOBS || !hk.job[idx])
-		return;
-	tracker_job_set_exit(&hk.t, hk.job[idx], WIFEXITED(status) ? WEXITSTATUS(status) :
-			     128 + WTERMSIG(status));
+	struct rel_tracker *k = state;
+
+	if (has_job(k, idx))
+		tracker_job_set_exit(&k->t, k->job[idx], WIFEXITED(status) ?
+				     WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /*
@@ -133,43 +98,43 @@ static void hk_job_exit(void *ctx, int idx, int status)
  * follower, how far it got through what the leader left. One per-CPU
  * lookup, not a snapshot: it is polled every 20 ms.
  */
-static int hk_progress(void *ctx, int idx, pid_t pgid, double *fraction)
+static int trk_progress(void *state, int idx, pid_t pgid, double *fraction)
 {
+	struct rel_tracker *k = state;
 	struct tandem_trk_ckey key;
 	struct tandem_trk_counts *v;
 	uint64_t pages = 0;
 	int err = 0;
 
-	(void)ctx;
 	(void)pgid;
-	if (!hk.open || idx < 0 || idx >= HOOK_MAX_JOBS || !hk.job[idx] || !hk.pages)
+	if (!has_job(k, idx) || !k->pages)
 		return -ENOENT;
-	key = (struct tandem_trk_ckey){ .job = hk.job[idx], .dataset = hk.dataset };
-	v = calloc(hk.t.ncpus, sizeof(*v));
+	key = (struct tandem_trk_ckey){ .job = k->job[idx], .dataset = k->dataset };
+	v = calloc(k->t.ncpus, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(hk.t.counts_fd, &key, v))
+	if (bpf_map_lookup_elem(k->t.counts_fd, &key, v))
 		err = errno == ENOENT ? 0 : -errno;	/* no event yet: nothing loaded */
-	for (int c = 0; !err && c < hk.t.ncpus; c++)
+	for (int c = 0; !err && c < k->t.ncpus; c++)
 		pages += v[c].miss + v[c].shared_hit;
 	free(v);
-	*fraction = (double)pages / hk.pages;
+	*fraction = (double)pages / k->pages;
 	return err;
 }
 
-static int hk_job_stats(void *ctx, int idx, struct rel_job_stats *st)
+static int trk_job_stats(void *state, int idx, struct rel_job_stats *st)
 {
+	struct rel_tracker *k = state;
 	struct tracker_snapshot s;
 	struct tandem_trk_counts c;
 	int err;
 
-	(void)ctx;
-	if (!hk.open || idx < 0 || idx >= HOOK_MAX_JOBS || !hk.job[idx])
+	if (!has_job(k, idx))
 		return -ENOENT;
-	err = tracker_snapshot_read(&hk.t, &s);
+	err = tracker_snapshot_read(&k->t, &s);
 	if (err)
 		return err;
-	c = tracker_snapshot_counts(&s, hk.job[idx], hk.dataset);
+	c = tracker_snapshot_counts(&s, k->job[idx], k->dataset);
 	tracker_snapshot_free(&s);
 	st->misses = c.miss;
 	st->own_hits = c.own_hit;
@@ -177,25 +142,21 @@ static int hk_job_stats(void *ctx, int idx, struct rel_job_stats *st)
 	return 0;
 }
 
-static void hk_finish(void *ctx)
+static void trk_finish(void *state)
 {
-	(void)ctx;
-	if (hk.open)
-		tracker_close(&hk.t);
-	hk.open = false;
+	struct rel_tracker *k = state;
+
+	if (k->open)
+		tracker_close(&k->t);
+	k->open = false;
 }
 
-const struct rel_hooks *tracker_rel_hooks(void)
-{
-	static const struct rel_hooks hooks = {
-		.name = "tracker",
-		.dataset_register = hk_dataset_register,
-		.job_start = hk_job_start,
-		.job_exit = hk_job_exit,
-		.progress = hk_progress,
-		.job_stats = hk_job_stats,
-		.finish = hk_finish,
-	};
-
-	return &hooks;
-}
+const struct rel_ops rel_tracker_ops = {
+	.name = "tracker",
+	.dataset_register = trk_register,
+	.job_start = trk_job_start,
+	.job_exit = trk_job_exit,
+	.progress = trk_progress,
+	.job_stats = trk_job_stats,
+	.finish = trk_finish,
+};

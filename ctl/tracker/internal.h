@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Helpers shared by ctl/tracker.c and ctl/tracker_load.c only. */
-#ifndef TANDEM_CTL_TRACKER_PRIV_H
-#define TANDEM_CTL_TRACKER_PRIV_H
-
-#include <limits.h>
+/* Inside the tracker library only: pins.c offers it to load.c. */
+#ifndef TANDEM_CTL_TRACKER_INTERNAL_H
+#define TANDEM_CTL_TRACKER_INTERNAL_H
 
 /* remove every pin under DIR and DIR itself; detaches the programs */
 int tracker_unpin_all(const char *dir);

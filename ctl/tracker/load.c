@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "cli/cmd.h"
+#include "lib/log.h"
 #include "tracker/tracker.h"
 #include "tracker/internal.h"
 #include "tracker.skel.h"
@@ -468,4 +469,15 @@ err_unpin:
 err_destroy:
 	tracker_bpf__destroy(skel);
 	return err;
+}
+
+int tracker_ensure_loaded(bool *loaded)
+{
+	struct tracker_load_opts o = {};
+
+	*loaded = false;
+	if (tracker_is_loaded())
+		return 0;
+	*loaded = true;
+	return tracker_load(&o);
 }

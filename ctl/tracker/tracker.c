@@ -20,77 +20,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cli/cmd.h"
+#include "lib/log.h"
 #include "tracker/tracker.h"
-#include "tracker/internal.h"
 #include "lib/util.h"
 
 #define PAGE_4K 4096ULL
-
-const char *tracker_dir(void)
-{
-	const char *d = getenv("TANDEM_TRACKER_DIR");
-
-	return d && *d ? d : TRACKER_DEFAULT_DIR;
-}
-
-bool tracker_is_loaded(void)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/meta", tracker_dir());
-	return !access(path, F_OK);
-}
 
 uint64_t tracker_kdev(dev_t dev)
 {
 	/* MKDEV() of include/linux/kdev_t.h: 12-bit major over 20-bit minor */
 	return ((uint64_t)major(dev) << 20) | minor(dev);
-}
-
-int tracker_unpin_all(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-	int err = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path) && !err)
-			err = -errno;
-	}
-	closedir(d);
-	if (rmdir(dir) && !err)
-		err = -errno;
-	return err;
-}
-
-int tracker_unload(void)
-{
-	int err;
-
-	if (!tracker_is_loaded())
-		return -ENOENT;
-	err = tracker_unpin_all(tracker_dir());
-	if (err)
-		ctl_err("tracker: cannot remove %s: %s", tracker_dir(), strerror(-err));
-	return err;
-}
-
-int tracker_ensure_loaded(bool *loaded)
-{
-	struct tracker_load_opts o = {};
-
-	*loaded = false;
-	if (tracker_is_loaded())
-		return 0;
-	*loaded = true;
-	return tracker_load(&o);
 }
 
 static int open_pinned(const char *name, int *fd)
@@ -382,6 +321,22 @@ out_unlock:
 }
 
 /* ---------------- jobs ---------------- */
+
+int tracker_dataset_add_if_loaded(const char *name, char *const *paths, int npaths)
+{
+	struct tracker_add_result res;
+	struct tracker t;
+	int err;
+
+	if (!tracker_is_loaded())
+		return 0;
+	err = tracker_open(&t);
+	if (err)
+		return err;
+	err = tracker_dataset_add(&t, name, paths, npaths, &res);
+	tracker_close(&t);
+	return err;
+}
 
 int tracker_job_find(struct tracker *t, const char *s, uint32_t *id)
 {

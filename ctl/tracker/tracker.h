@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Page-cache sharing tracker, userspace side: load the BPF programs and pin
- * them (tracker_load.c), and work on the pinned maps from any later
- * tandemctl process (tracker.c): datasets, jobs, counters.
+ * them (load.c), find and remove the pins (pins.c), work on the pinned maps
+ * from any later process (tracker.c: datasets, jobs) and read them all at
+ * once (snapshot.c). State lives in the pinned maps and in struct tracker,
+ * the caller's open maps; nothing here is kept between calls.
  *
  * The pin directory is /sys/fs/bpf/tandem/tracker, or $TANDEM_TRACKER_DIR
  * (tests use their own so they never disturb a tracker in use).
@@ -75,6 +77,11 @@ struct tracker_add_result {
 int tracker_dataset_add(struct tracker *t, const char *name,
 			char *const *paths, int npaths,
 			struct tracker_add_result *res);
+/*
+ * The same, when a tracker is loaded (0 when none is): `dataset add` gives a
+ * loaded tracker the files it registered with tandem.ko, under the same name.
+ */
+int tracker_dataset_add_if_loaded(const char *name, char *const *paths, int npaths);
 /* find by decimal id or by name; -ENOENT if neither */
 int tracker_dataset_find(struct tracker *t, const char *id_or_name, uint32_t *id);
 
@@ -135,12 +142,6 @@ void tracker_snapshot_free(struct tracker_snapshot *s);
 /* one (job, dataset) row, summed; zeroes when absent */
 struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *s,
 						 uint32_t job, uint32_t dataset);
-
-/* release-engine hooks for `tandemctl run` (ctl/release.h), not registered */
-struct rel_hooks;
-const struct rel_hooks *tracker_rel_hooks(void);
-/* after their dataset_register: the tracker's dataset id, and whether the hook loaded it */
-bool tracker_rel_info(uint32_t *dataset, bool *loaded_here);
 
 /* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
 uint64_t tracker_kdev(dev_t dev);

@@ -25,11 +25,11 @@ ksft_check "built-in model predicts ResNet-50" grep -q "^predicted iteration: *[
 
 # 2-3: JSON; multi-GPU adds 2(p-1)/p * 4 * params / bw + 2(p-1) * lat
 "$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 >one.json
-"$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 --gpus 8 --nodes 2 --bw-inter 10 >dist.json
+"$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 --gpus 8 --nodes 2 --bw-inter 10G >dist.json
 ksft_expect_eq "JSON: compute time positive, no all-reduce on one GPU" \
 	"$(jq '.compute_s > 0 and .allreduce_s == 0 and .total_s == .compute_s' one.json)" true
-want=$(jq '.params' one.json | awk '{ printf "%.6f", 2 * 15 / 16 * 4 * $1 / 10e9 + 30 * 20e-6 }')
-ksft_expect_eq "all-reduce of 8 GPUs x 2 nodes over 10 GB/s" \
+want=$(jq '.params' one.json | awk '{ printf "%.6f", 2 * 15 / 16 * 4 * $1 / (10 * 2^30) + 30 * 20e-6 }')
+ksft_expect_eq "all-reduce of 8 GPUs x 2 nodes over 10 GiB/s" \
 	"$(jq '.allreduce_s' dist.json | awk '{ printf "%.6f", $1 }')" "$want"
 
 # 4: GHN-2 nodes of the import = python3-onnx's expectation
@@ -46,7 +46,7 @@ ksft_diag "ResNet-50 batch 32: measured ${meas} s, predicted $(jq .compute_s b32
 ksft_check "built-in model: ResNet-50 batch 32 within 30 % of the measurement" \
 	awk -v m="$meas" -v p="$(jq .compute_s b32.json)" 'BEGIN { d = (p - m) / m; exit !(m > 0 && d < 0.3 && d > -0.3) }'
 
-# 6-8: errors are one clear line and exit 1
+# 6-8: errors are one clear line and exit 1 (a usage error: exit 2)
 printf 'not a protobuf at all' >bad.onnx
 "$T" predict bad.onnx --batch 4 >/dev/null 2>err.txt; rc=$?
 ksft_check "garbage graph: exit 1, 'malformed ONNX'" \
@@ -56,7 +56,7 @@ head -c 1000 "$D/default.tpm" >trunc.tpm
 ksft_check "truncated model file: exit 1, 'truncated'" \
 	sh -c "[ $rc -eq 1 ] && grep -q 'truncated' err.txt"
 "$T" predict "$D/onnx/resnet18.onnx" >/dev/null 2>err.txt; rc=$?
-ksft_check "missing --batch: exit 1 with usage" sh -c "[ $rc -eq 1 ] && grep -q 'Usage' err.txt"
+ksft_check "missing --batch: a usage error, exit 2 with usage" sh -c "[ $rc -eq 2 ] && grep -q 'Usage' err.txt"
 
 # 9-11: train on a small CSV, predict with the result, evaluate
 {
