@@ -136,13 +136,10 @@ static int cmd_dataset_show(int argc, char **argv)
 	int err;
 
 	err = ctl_args(&argc, argv, 1, 1, "dataset", "show");
+	err = err ?: dataset_open(&nl, argv[1], &id);
 	if (err)
 		return err;
-	err = tnl_open(&nl, false);
-	if (err)
-		return err;
-	err = dataset_resolve(nl, argv[1], &id);
-	err = err ?: dataset_info_get(nl, id, &ds);
+	err = dataset_info_get(nl, id, &ds);
 	if (err)
 		goto close_nl;
 	print_ds_header();
@@ -165,13 +162,10 @@ static int cmd_dataset_del(int argc, char **argv)
 	int err;
 
 	err = ctl_args(&argc, argv, 1, 1, "dataset", "del");
+	err = err ?: dataset_open(&nl, argv[1], &id);
 	if (err)
 		return err;
-	err = tnl_open(&nl, false);
-	if (err)
-		return err;
-	err = dataset_resolve(nl, argv[1], &id);
-	err = err ?: dataset_del(nl, id);
+	err = dataset_del(nl, id);
 	tnl_close(nl);
 	if (err)
 		return err;

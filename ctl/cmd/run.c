@@ -143,7 +143,7 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 			 struct tnl *nl)
 {
 	struct rel_module mod = { .nl = nl };
-	struct rel_tracker trk;
+	struct rel_tracker trk = { 0 };
 	struct rel_report rep = {
 		.run = r, .plan = plan,
 		.module = c->no_register ? NULL : &mod, .tracker = c->no_track ? NULL : &trk,

@@ -119,13 +119,10 @@ static int cmd_steer(int argc, char **argv)
 	int err;
 
 	err = steer_parse(argc, argv, &o);
+	err = err ?: dataset_open(&nl, argv[optind], &id);
 	if (err)
 		return err;
-	err = tnl_open(&nl, false);
-	if (err)
-		return err;
-	err = dataset_resolve(nl, argv[optind], &id);
-	err = err ?: dataset_state_get(nl, id, &before);
+	err = dataset_state_get(nl, id, &before);
 	err = err ?: dataset_steer(nl, id, o.has_node, o.node);
 	if (!err && o.wait)
 		err = steer_wait(nl, id, o.timeout, &after, &secs);
@@ -306,13 +303,10 @@ static int cmd_prefetch_cancel(int argc, char **argv)
 	int err;
 
 	err = ctl_args(&argc, argv, 1, 1, "prefetch", "cancel");
+	err = err ?: dataset_open(&nl, argv[1], &id);
 	if (err)
 		return err;
-	err = tnl_open(&nl, false);
-	if (err)
-		return err;
-	err = dataset_resolve(nl, argv[1], &id);
-	err = err ?: dataset_prefetch_cancel(nl, id);
+	err = dataset_prefetch_cancel(nl, id);
 	tnl_close(nl);
 	if (err)
 		return err;
@@ -331,13 +325,10 @@ static int cmd_prefetch(int argc, char **argv)
 	int err;
 
 	err = prefetch_parse(argc, argv, &o);
+	err = err ?: dataset_open(&nl, argv[optind], &o.req.id);
 	if (err)
 		return err;
-	err = tnl_open(&nl, false);
-	if (err)
-		return err;
-	err = dataset_resolve(nl, argv[optind], &o.req.id);
-	if (!err && (o.list || o.order))
+	if (o.list || o.order)
 		err = prefetch_paths(&fl, o.list, o.order);
 	o.req.files = &fl;
 	err = err ?: dataset_state_get(nl, o.req.id, &before);

@@ -137,6 +137,20 @@ int dataset_resolve(struct tnl *nl, const char *arg, uint32_t *id)
 	return err;
 }
 
+int dataset_open(struct tnl **nl, const char *arg, uint32_t *id)
+{
+	int err = tnl_open(nl, false);
+
+	if (err)
+		return err;
+	err = dataset_resolve(*nl, arg, id);
+	if (err) {
+		tnl_close(*nl);
+		*nl = NULL;
+	}
+	return err;
+}
+
 int dataset_create(struct tnl *nl, const char *name, uint32_t *id)
 {
 	struct tnl_req req = {

@@ -93,6 +93,8 @@ struct dataset_state {
 void dataset_name_make(const char *given, const char *dir, char *name, size_t len);
 /* "ID|NAME" -> id (a number is an id); -ENOENT printed when there is none */
 int dataset_resolve(struct tnl *nl, const char *arg, uint32_t *id);
+/* Connect and resolve arg: how a per-dataset command starts (nl is closed on failure). */
+int dataset_open(struct tnl **nl, const char *arg, uint32_t *id);
 /* the dataset called name; -ENOENT (not printed) when there is none */
 int dataset_find(struct tnl *nl, const char *name, uint32_t *id);
 int dataset_create(struct tnl *nl, const char *name, uint32_t *id);

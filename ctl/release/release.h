@@ -10,8 +10,11 @@
  * is left of every group and every orphan it inherited). Everything it needs
  * comes in struct rel_run, and everything the report needs goes back in it:
  * no state is kept between runs, so another caller (a node agent) can drive
- * it as `tandemctl run` does. It blocks SIGCHLD/SIGINT/SIGTERM/SIGHUP while
- * it runs and takes them with sigtimedwait().
+ * it as `tandemctl run` does. rel_run() blocks until every instance ended;
+ * meanwhile it blocks SIGCHLD/SIGINT/SIGTERM/SIGHUP (taken with
+ * sigtimedwait()), and at the end it kills and reaps every child of the
+ * calling process: a caller with other children runs it in a process of its
+ * own.
  *
  * Hooks (struct rel_ops, each with its own state): the parts that live
  * elsewhere. tandem.ko registration, steering counters and residency
