@@ -25,7 +25,7 @@ trap '"$T" tracker unload >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 cmds=$(sed -n 's/^  tandemctl \([a-z]*\)\( [a-z][a-z]*\)\?\( .*\)\?$/\1\2/p' "$tmp/help")
 ncmds=$(echo "$cmds" | grep -c .)
 runnable=12
-ksft_plan $((2 + ncmds * 3 + 3 + runnable * 2 + 2))
+ksft_plan $((2 + ncmds * 3 + 6 + runnable * 2 + 2))
 
 ksft_check "tandemctl --help: stdout, exit 0, nothing on stderr" \
 	test -s "$tmp/help" -a ! -s "$tmp/help.err"
@@ -65,6 +65,13 @@ done <<<"$cmds"
 call "unknown verb: exit 2" 2 err "unknown verb 'frob'" "$T" dataset frob
 call "unknown object: exit 2" 2 err "unknown object 'frob'" "$T" frob
 call "OBJECT help: usage on stdout" 0 out "tandemctl tracker load" "$T" tracker help
+# the predict verbs refuse each other's options
+call "predict train --batch: not train's, exit 2" 2 err "unknown option '--batch'" \
+	"$T" predict train --batch 4 --data x --out y
+call "predict --data: not predict's, exit 2" 2 err "unknown option '--data'" \
+	"$T" predict x.onnx --batch 4 --data x
+call "predict eval --out: not eval's, exit 2" 2 err "unknown option '--out'" \
+	"$T" predict eval --data x --out y
 
 # A verb that runs here prints something in text, and one JSON document with -j.
 ds=$tmp/ds
