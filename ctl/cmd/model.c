@@ -238,8 +238,8 @@ free_profile:
 
 TANDEM_CMD(model, "model", NULL, cmd_model_show,
 	   "[--profile FILE] [--instance SPEC]... [--instances N] [--dataset-size S] "
-	   "[--cache S] [--cxl-cache S] [--steer on|off] [--nosteer-fraction F] "
-	   "[--steer-dram-fraction F] [--bw B1[,B2]] [--eta E] "
-	   "[--evict random|lru|2q] [--grid LO:HI:STEP] [--no-search] [--plot FILE.svg|png] "
-	   "[--measured CSV]",
+	   "[--extents K] [--cache S] [--cxl-cache S] [--steer on|off] [--nosteer-fraction F] "
+	   "[--steer-dram-fraction F] [--bw B1[,B2]] [--eta E] [--cpus N] "
+	   "[--evict random|lru|2q] [--warm] [--grid LO:HI:STEP] [--search-grid G] [--no-search] "
+	   "[--min-gain F] [--plot FILE.svg|png] [--measured CSV]",
 	   "predicted makespan M(delta) over a grid of staggers and the best release vector")

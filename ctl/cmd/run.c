@@ -217,5 +217,5 @@ TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
 	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
 	   "[--steer on|off] [--nosteer-fraction F] [--steer-dram-fraction F] "
-	   "-- CMD_A ::: CMD_B [::: ...]",
+	   "[--record-size S] [--sample SIZE] [--min-gain F] -- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")

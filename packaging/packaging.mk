@@ -1,0 +1,135 @@
+# Installation: make install / uninstall, the DKMS source tree
+# (Documentation/install.md). Every path honours DESTDIR (a staging root,
+# e.g. a package's) and PREFIX (default /usr/local):
+#
+#   make install        $(SBINDIR)/tandemctl                   PREFIX/sbin
+#                       $(LIBDIR)/libtandem-predict.{so,a}     PREFIX/lib
+#                       $(PKGCONFIGDIR)/tandem-predict.pc
+#                       $(INCLUDEDIR)/tandem/tandem.h           the netlink ABI (kmod/uapi)
+#                       $(INCLUDEDIR)/tandem/tandem_predict.h   the predictor's API
+#                       $(MANDIR)/man8/tandemctl.8, man4/tandem.4
+#                       $(BASHCOMPDIR)/tandemctl
+#                       /lib/modules/KVER/$(MODULE_SUBDIR)/tandem.ko, when
+#                       a module has been built (KVER read from the module)
+#   make uninstall      removes exactly those files (same variables)
+#   make install-list   the files install creates, one per line, DESTDIR left out
+#   make dkms-install   the module's sources to $(DKMS_SRCDIR); without DESTDIR
+#                       also `dkms add` and `dkms install`: built now for the
+#                       running kernel (DKMS_KVER= for another) and on every
+#                       kernel upgrade (packaging/dkms.conf)
+#   make dkms-uninstall `dkms remove --all`, then the sources
+#
+# Without DESTDIR, install runs depmod (module) and ldconfig (library).
+
+PREFIX        ?= /usr/local
+SBINDIR       ?= $(PREFIX)/sbin
+LIBDIR        ?= $(PREFIX)/lib
+PKGCONFIGDIR  ?= $(LIBDIR)/pkgconfig
+INCLUDEDIR    ?= $(PREFIX)/include
+MANDIR        ?= $(PREFIX)/share/man
+BASHCOMPDIR   ?= $(PREFIX)/share/bash-completion/completions
+MODULE_SUBDIR ?= updates
+INSTALL       ?= install
+
+TANDEM_VERSION := $(shell sed -n 's/^\#define TANDEM_VERSION[[:space:]]*"\(.*\)"/\1/p' kmod/tandem.h)
+DKMS_NAME     := tandem
+DKMS_SRCDIR   ?= /usr/src/$(DKMS_NAME)-$(TANDEM_VERSION)
+# what the module's build needs, and nothing else (the dkms test builds from it)
+DKMS_FILES    := Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
+		 $(wildcard kmod/*.h) $(wildcard kmod/uapi/*.h)
+
+MAN_PAGES     := Documentation/man/tandemctl.8 Documentation/man/tandem.4
+BASHCOMP      := packaging/tandemctl.bash-completion
+
+# The module install takes: the one built for KVER (per-kernel build folders),
+# else kmod/tandem.ko; the kernel release is the module's own vermagic, so it
+# lands where that kernel looks for it whatever KVER says.
+MODULE_KO      = $(firstword $(wildcard $(B)/kmod/$(KVER)/tandem.ko) $(wildcard kmod/tandem.ko))
+MODULE_KVER    = $(if $(MODULE_KO),$(shell modinfo -F vermagic $(MODULE_KO) 2>/dev/null | cut -d' ' -f1))
+MODULE_DEST    = /lib/modules/$(MODULE_KVER)/$(MODULE_SUBDIR)/tandem.ko
+
+# "SOURCE MODE DEST" of everything install puts under $(DESTDIR), module apart
+define INSTALL_FILES
+$(B)/tandemctl 0755 $(SBINDIR)/tandemctl
+$(B)/predictor/libtandem-predict.so 0755 $(LIBDIR)/libtandem-predict.so
+$(B)/predictor/libtandem-predict.a 0644 $(LIBDIR)/libtandem-predict.a
+$(B)/packaging/tandem-predict.pc 0644 $(PKGCONFIGDIR)/tandem-predict.pc
+kmod/uapi/tandem.h 0644 $(INCLUDEDIR)/tandem/tandem.h
+predictor/include/tandem_predict.h 0644 $(INCLUDEDIR)/tandem/tandem_predict.h
+Documentation/man/tandemctl.8 0644 $(MANDIR)/man8/tandemctl.8
+Documentation/man/tandem.4 0644 $(MANDIR)/man4/tandem.4
+$(BASHCOMP) 0644 $(BASHCOMPDIR)/tandemctl
+endef
+export INSTALL_FILES
+
+.PHONY: install uninstall install-list install-module dkms-install dkms-uninstall
+# the .pc file carries the paths chosen at install time: written every time
+.PHONY: $(B)/packaging/tandem-predict.pc
+
+$(B)/packaging/tandem-predict.pc:
+	@mkdir -p $(dir $@)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: tandem-predict' \
+		'Description: training-time prediction from a computational graph (Tandem)' \
+		'Version: $(TANDEM_VERSION)' \
+		'Cflags: -I$${includedir}/tandem' \
+		'Libs: -L$${libdir} -ltandem-predict' \
+		'Libs.private: $(PRED_LDLIBS)' >$@
+
+install: $(B)/tandemctl $(B)/predictor/libtandem-predict.so $(B)/predictor/libtandem-predict.a \
+		$(B)/packaging/tandem-predict.pc $(MAN_PAGES) $(BASHCOMP)
+	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
+		echo "  INSTALL $(DESTDIR)$$dst"; \
+		$(INSTALL) -D -m "$$mode" "$$src" "$(DESTDIR)$$dst" || exit 1; \
+	done
+ifeq ($(DESTDIR),)
+	-@command -v ldconfig >/dev/null && ldconfig
+endif
+	@if [ -n "$(MODULE_KO)" ]; then $(MAKE) --no-print-directory install-module; \
+	else echo "  (no tandem.ko built: 'make module KVER=...' first, or 'make dkms-install')"; fi
+
+install-module:
+	@test -n "$(MODULE_KO)" || { echo "install-module: no tandem.ko built" >&2; exit 1; }
+	@test -n "$(MODULE_KVER)" || { echo "install-module: no vermagic in $(MODULE_KO)" >&2; exit 1; }
+	@echo "  INSTALL $(DESTDIR)$(MODULE_DEST) (built for $(MODULE_KVER))"
+	@$(INSTALL) -D -m 0644 $(MODULE_KO) $(DESTDIR)$(MODULE_DEST)
+ifeq ($(DESTDIR),)
+	depmod -a $(MODULE_KVER)
+endif
+
+install-list:
+	@echo "$$INSTALL_FILES" | while read -r src mode dst; do echo "$$dst"; done
+	@if [ -n "$(MODULE_KO)" ]; then echo "$(MODULE_DEST)"; fi
+
+uninstall:
+	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
+		[ -e "$(DESTDIR)$$dst" ] || continue; \
+		echo "  RM $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
+	done
+	-@rmdir "$(DESTDIR)$(INCLUDEDIR)/tandem" 2>/dev/null
+	@for f in $(DESTDIR)/lib/modules/*/$(MODULE_SUBDIR)/tandem.ko; do \
+		[ -e "$$f" ] || continue; \
+		echo "  RM $$f"; rm -f "$$f"; \
+		k=$${f#$(DESTDIR)/lib/modules/}; k=$${k%%/*}; \
+		if [ -z "$(DESTDIR)" ]; then depmod -a "$$k"; fi; \
+	done
+ifeq ($(DESTDIR),)
+	-@command -v ldconfig >/dev/null && ldconfig
+endif
+
+dkms-install: $(DKMS_FILES) packaging/dkms.conf
+	@grep -qx 'PACKAGE_VERSION="$(TANDEM_VERSION)"' packaging/dkms.conf || \
+		{ echo "packaging/dkms.conf: PACKAGE_VERSION is not $(TANDEM_VERSION) (kmod/tandem.h)" >&2; exit 1; }
+	@for f in $(DKMS_FILES); do $(INSTALL) -D -m 0644 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
+	$(INSTALL) -D -m 0644 packaging/dkms.conf $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+ifeq ($(DESTDIR),)
+	@dkms status -m $(DKMS_NAME) -v $(TANDEM_VERSION) | grep -q . || \
+		dkms add -m $(DKMS_NAME) -v $(TANDEM_VERSION)
+	dkms install -m $(DKMS_NAME) -v $(TANDEM_VERSION) $(if $(DKMS_KVER),-k $(DKMS_KVER))
+endif
+
+dkms-uninstall:
+ifeq ($(DESTDIR),)
+	-dkms remove -m $(DKMS_NAME) -v $(TANDEM_VERSION) --all
+endif
+	rm -rf $(DESTDIR)$(DKMS_SRCDIR)
