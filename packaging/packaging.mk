@@ -48,12 +48,12 @@ MODULE_KO      = $(firstword $(wildcard $(B)/kmod/$(KVER)/tandem.ko) $(wildcard 
 MODULE_KVER    = $(if $(MODULE_KO),$(shell modinfo -F vermagic $(MODULE_KO) 2>/dev/null | cut -d' ' -f1))
 MODULE_DEST    = /lib/modules/$(MODULE_KVER)/$(MODULE_SUBDIR)/tandem.ko
 
-# "SOURCE MODE DEST" of everything install puts under $(DESTDIR), module apart
+# "SOURCE MODE DEST" of everything install puts under $(DESTDIR), module apart;
+# the .pc file is written at install time with the paths chosen then
 define INSTALL_FILES
 $(B)/tandemctl 0755 $(SBINDIR)/tandemctl
 $(B)/predictor/libtandem-predict.so 0755 $(LIBDIR)/libtandem-predict.so
 $(B)/predictor/libtandem-predict.a 0644 $(LIBDIR)/libtandem-predict.a
-$(B)/packaging/tandem-predict.pc 0644 $(PKGCONFIGDIR)/tandem-predict.pc
 kmod/uapi/tandem.h 0644 $(INCLUDEDIR)/tandem/tandem.h
 predictor/include/tandem_predict.h 0644 $(INCLUDEDIR)/tandem/tandem_predict.h
 Documentation/man/tandemctl.8 0644 $(MANDIR)/man8/tandemctl.8
@@ -61,27 +61,32 @@ Documentation/man/tandem.4 0644 $(MANDIR)/man4/tandem.4
 $(BASHCOMP) 0644 $(BASHCOMPDIR)/tandemctl
 endef
 export INSTALL_FILES
+PC_FILE = $(PKGCONFIGDIR)/tandem-predict.pc
+# a path under PREFIX as ${prefix}/..., so that --define-variable=prefix= moves it
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-.PHONY: install uninstall install-list install-module dkms-install dkms-uninstall
-# the .pc file carries the paths chosen at install time: written every time
-.PHONY: $(B)/packaging/tandem-predict.pc
+.PHONY: install uninstall install-list install-module dkms-install dkms-uninstall \
+	print-install-module
 
-$(B)/packaging/tandem-predict.pc:
-	@mkdir -p $(dir $@)
-	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+# With everything built, install writes under $(DESTDIR) only
+# (selftests/host/packaging.sh runs it as an unprivileged user to prove it).
+install: $(B)/tandemctl $(B)/predictor/libtandem-predict.so $(B)/predictor/libtandem-predict.a \
+		$(MAN_PAGES) $(BASHCOMP)
+	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
+		echo "  INSTALL $(DESTDIR)$$dst"; \
+		$(INSTALL) -D -m "$$mode" "$$src" "$(DESTDIR)$$dst" || exit 1; \
+	done
+	@echo "  INSTALL $(DESTDIR)$(PC_FILE)"
+	@$(INSTALL) -d $(DESTDIR)$(PKGCONFIGDIR)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_rel,$(LIBDIR))' \
+		'includedir=$(call pc_rel,$(INCLUDEDIR))' '' \
 		'Name: tandem-predict' \
 		'Description: training-time prediction from a computational graph (Tandem)' \
 		'Version: $(TANDEM_VERSION)' \
 		'Cflags: -I$${includedir}/tandem' \
 		'Libs: -L$${libdir} -ltandem-predict' \
-		'Libs.private: $(PRED_LDLIBS)' >$@
-
-install: $(B)/tandemctl $(B)/predictor/libtandem-predict.so $(B)/predictor/libtandem-predict.a \
-		$(B)/packaging/tandem-predict.pc $(MAN_PAGES) $(BASHCOMP)
-	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
-		echo "  INSTALL $(DESTDIR)$$dst"; \
-		$(INSTALL) -D -m "$$mode" "$$src" "$(DESTDIR)$$dst" || exit 1; \
-	done
+		'Libs.private: $(PRED_LDLIBS)' >$(DESTDIR)$(PC_FILE)
+	@chmod 0644 $(DESTDIR)$(PC_FILE)
 ifeq ($(DESTDIR),)
 	-@command -v ldconfig >/dev/null && ldconfig
 endif
@@ -97,16 +102,21 @@ ifeq ($(DESTDIR),)
 	depmod -a $(MODULE_KVER)
 endif
 
+# the module install-module takes, for the tests ("" when none is built)
+print-install-module:
+	@echo $(MODULE_KO)
+
 install-list:
 	@echo "$$INSTALL_FILES" | while read -r src mode dst; do echo "$$dst"; done
+	@echo "$(PC_FILE)"
 	@if [ -n "$(MODULE_KO)" ]; then echo "$(MODULE_DEST)"; fi
 
 uninstall:
-	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
+	@{ echo "$$INSTALL_FILES"; echo "- - $(PC_FILE)"; } | while read -r src mode dst; do \
 		[ -e "$(DESTDIR)$$dst" ] || continue; \
 		echo "  RM $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
 	done
-	-@rmdir "$(DESTDIR)$(INCLUDEDIR)/tandem" 2>/dev/null
+	-@rmdir "$(DESTDIR)$(INCLUDEDIR)/tandem" 2>/dev/null || true
 	@for f in $(DESTDIR)/lib/modules/*/$(MODULE_SUBDIR)/tandem.ko; do \
 		[ -e "$$f" ] || continue; \
 		echo "  RM $$f"; rm -f "$$f"; \
