@@ -10,6 +10,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
+# oneline TEXT: its words on one line
+oneline() { echo "$1" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//'; }
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 COMP=$top/packaging/tandemctl.bash-completion
 if [ ! -x "$T" ]; then
@@ -44,7 +46,7 @@ has() {
 	if [ -z "$missing" ] && [ ! -s "$tmp/comp.err" ]; then
 		ksft_pass "$name"
 	else
-		ksft_diag "missing: $(echo $missing); got: $(echo $got | head -c 300); stderr: $(head -c 200 "$tmp/comp.err")"
+		ksft_diag "missing: $(oneline "$missing"); got: $(oneline "$got" | head -c 300); stderr: $(head -c 200 "$tmp/comp.err")"
 		ksft_fail "$name"
 	fi
 }
@@ -60,7 +62,7 @@ ksft_expect_eq "complete -p tandemctl: the function is registered" "$reg" "compl
 
 exact "objects: the ones --help lists" "$objects" ""
 for o in $with_verbs; do
-	has "$o: its verbs from --help ($(echo $(verbs_of "$o")))" "$(verbs_of "$o")" "$o" ""
+	has "$o: its verbs from --help ($(oneline "$(verbs_of "$o")"))" "$(verbs_of "$o")" "$o" ""
 done
 
 # every command's options, read from its usage with a regular expression

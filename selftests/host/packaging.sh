@@ -16,6 +16,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
+# oneline TEXT: its words on one line
+oneline() { echo "$1" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//'; }
 B=${B:-build}
 unset MAKEFLAGS MFLAGS MAKELEVEL
 version=$(sed -n 's/^#define TANDEM_VERSION[[:space:]]*"\(.*\)"/\1/p' "$top/kmod/tandem.h")
@@ -74,7 +76,7 @@ fi
 
 outside=$(find /usr /lib /etc /opt /var/lib -xdev -newer "$stamp" -iname '*tandem*' -not -type d 2>/dev/null)
 [ /etc/ld.so.cache -nt "$stamp" ] && outside="$outside /etc/ld.so.cache"
-ksft_expect_eq "nothing named *tandem* (nor ld.so.cache) written outside DESTDIR" "$(echo $outside)" ""
+ksft_expect_eq "nothing named *tandem* (nor ld.so.cache) written outside DESTDIR" "$(oneline "$outside")" ""
 
 list=$(make -s -C "$top" B="$B" install-list 2>/dev/null)
 ksft_check "default PREFIX: /usr/local/sbin/tandemctl, every path under /usr/local or /lib/modules" \
@@ -119,7 +121,7 @@ fi
 as_user make -s -C "$top" B="$B" uninstall DESTDIR="$D" PREFIX=/usr >"$tmp/uninstall.log" 2>&1
 st=$?
 left=$(cd "$D" && find . -not -type d)
-ksft_expect_eq "make uninstall DESTDIR PREFIX=/usr: exit 0, no file left" "$st:$(echo $left)" "0:"
+ksft_expect_eq "make uninstall DESTDIR PREFIX=/usr: exit 0, no file left" "$st:$(oneline "$left")" "0:"
 
 # ---- DKMS ----
 if ! command -v dkms >/dev/null; then
@@ -134,7 +136,7 @@ want=$( (echo Kbuild dkms.conf kmod/Kbuild; for o in $objs; do echo "kmod/${o%.o
 	cd "$top" && ls kmod/*.h kmod/uapi/*.h) | tr ' ' '\n' | grep . | sort)
 got=$(cd "$src" 2>/dev/null && find . -type f | sed 's|^\./||' | sort)
 ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds Kbuild, dkms.conf and kmod/'s sources" \
-	"$(echo $got)" "$(echo $want)"
+	"$(oneline "$got")" "$(oneline "$want")"
 
 # everything dkms writes goes to $tmp: its trees, its temporary files, the key
 T=$tmp/dkms
@@ -170,5 +172,5 @@ dk remove --all >>"$tmp/dkms.log" 2>&1
 ksft_check "dkms remove --all: the temporary tree no longer has the module" test ! -e "$T/tandem"
 sys=$(ls -d /var/lib/dkms/tandem 2>/dev/null
 	find /lib/modules/ -xdev -newer "$stamp" -name 'tandem.ko*' 2>/dev/null)
-ksft_expect_eq "nothing registered or installed system-wide (/var/lib/dkms, /lib/modules)" "$(echo $sys)" ""
+ksft_expect_eq "nothing registered or installed system-wide (/var/lib/dkms, /lib/modules)" "$(oneline "$sys")" ""
 ksft_finish
