@@ -7,6 +7,9 @@
  * fork and before exec, still root, so the agent can check SO_PEERCRED (uid
  * 0, and the pid the task will exec as). Signals are blocked there by
  * slurmstepd; the wait reads them through a signalfd, so scancel ends it.
+ * The process is still named "slurmstepd" there, and proctrack/linuxproc
+ * (and cgroup) never signal a process of that name: it is renamed for the
+ * wait, or scancel would reach it only as SIGKILL from the step's cleanup.
  *
  * Never a held job: the agent absent, silent, dead or refusing, or the
  * cap reached, the task starts; a signal or the agent's CANCEL ends it
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -35,6 +39,8 @@
 SPANK_PLUGIN(tandem, 1);
 
 #define REPLY_TIMEOUT_MS 2000	/* connect and the answer to REGISTER */
+/* past maxhold the agent releases the task itself; this is for a wedged agent */
+#define HOLD_GRACE_MS 2000
 #define DONE_TIMEOUT_MS 1000
 #define DEFAULT_MAX_HOLD_S 3600
 
@@ -286,8 +292,11 @@ static int task_describe(spank_t sp, struct task *t, const char *ds, const struc
 	m->have = 1u << TANDEM_F_JOB | 1u << TANDEM_F_STEP | 1u << TANDEM_F_TASK |
 		  1u << TANDEM_F_UID | 1u << TANDEM_F_PID | 1u << TANDEM_F_STAGGER |
 		  1u << TANDEM_F_MAXHOLD | 1u << TANDEM_F_DATASET | 1u << TANDEM_F_CMD;
+	/* not an array: 0, or NO_VAL in some steps */
 	if (!spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) && array_job &&
-	    !spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task)) {
+	    array_job <= TANDEM_AGENT_ID_MAX &&
+	    !spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) &&
+	    array_task <= TANDEM_AGENT_ID_MAX) {
 		m->array_job = array_job;
 		m->array_task = array_task;
 		m->have |= 1u << TANDEM_F_ARRAY_JOB | 1u << TANDEM_F_ARRAY_TASK;
@@ -316,46 +325,86 @@ static double since(uint64_t t0)
 	return (double)(mono_ms() - t0) / 1000.0;
 }
 
-/* after HOLD: 0 start, -1 do not start; exactly one log line either way */
-static int wait_release(struct link *l, const struct task *t, uint64_t t0)
+/*
+ * A task that must not start ends here, after its one log line: Slurm
+ * ignores an optional plugin's error, so returning -1 would not stop it.
+ * A signal ends it the way the signal would have; the agent's CANCEL with
+ * exit code 1, as slurmstepd ends a task it cannot set up.
+ */
+static void __attribute__((noreturn)) task_end(int signo)
 {
-	uint64_t deadline = t0 + (uint64_t)t->m.maxhold_s * 1000;
+	sigset_t set;
+
+	if (signo > 0) {
+		signal(signo, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, signo);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(signo);
+	}
+	_exit(1);
+}
+
+/* after HOLD: returns when the task may start; one log line either way */
+static void wait_release(struct link *l, const struct task *t, uint64_t t0)
+{
+	uint64_t deadline = t0 + (uint64_t)t->m.maxhold_s * 1000 + HOLD_GRACE_MS;
 	struct tandem_agent_msg *r = malloc(sizeof(*r));
 	int ret, signo = 0;
 	size_t n;
 
 	if (!r) {
 		slurm_error("tandem: %s: out of memory while held; started", t->tag);
-		return 0;
+		return;
 	}
 	ret = link_line(l, deadline, &n, &signo);
 	if (ret == -EINTR) {
 		slurm_error("tandem: %s: signal %d while held %.3f s; not started", t->tag, signo,
 			    since(t0));
-		ret = -1;
+		task_end(signo);
 	} else if (ret == -ETIMEDOUT) {
-		slurm_info("tandem: %s: held %.3f s, the cap of %u s; started", t->tag, since(t0),
-			   t->m.maxhold_s);
-		ret = 0;
+		slurm_error("tandem: %s: held %.3f s, past the cap of %u s and no release from the agent; started",
+			    t->tag, since(t0), t->m.maxhold_s);
 	} else if (ret <= 0 || tandem_agent_parse(l->buf, n, 1, r, NULL, 0, NULL) ||
 		   (r->verb != TANDEM_REP_RELEASE && r->verb != TANDEM_REP_CANCEL)) {
 		slurm_error("tandem: %s: agent went away after %.3f s held; started", t->tag, since(t0));
-		ret = 0;
 	} else if (r->verb == TANDEM_REP_CANCEL) {
 		slurm_error("tandem: %s: cancelled by the agent (%s) after %.3f s held; not started",
 			    t->tag, r->reason, since(t0));
-		ret = -1;
+		task_end(0);
 	} else {
 		slurm_info("tandem: %s: held %.3f s, released by the agent (%s)", t->tag, since(t0),
 			   r->reason);
-		ret = 0;
 	}
 	free(r);
-	return ret;
 }
 
-/* REGISTER and its answer: 0 start, -1 do not start; one log line */
-static int hold(struct link *l, const struct task *t, const struct conf *c)
+/* the answer to REGISTER, acted on */
+static void answer(struct link *l, const struct task *t, const struct tandem_agent_msg *r,
+		   uint64_t t0)
+{
+	switch (r->verb) {
+	case TANDEM_REP_HOLD:
+		wait_release(l, t, t0);
+		break;
+	case TANDEM_REP_RELEASE:
+		slurm_info("tandem: %s: released at once by the agent (%s)", t->tag, r->reason);
+		break;
+	case TANDEM_REP_CANCEL:
+		slurm_error("tandem: %s: cancelled by the agent (%s); not started", t->tag, r->reason);
+		task_end(0);
+	case TANDEM_REP_ERR:
+		slurm_error("tandem: %s: agent refused (%s: %s); started without stagger", t->tag,
+			    r->code, r->msg);
+		break;
+	default:
+		slurm_error("tandem: %s: agent sent %s; started without stagger", t->tag,
+			    tandem_agent_verb_name(r->verb));
+	}
+}
+
+/* REGISTER; returns when the task may start (or ends it); one log line */
+static void hold(struct link *l, const struct task *t, const struct conf *c)
 {
 	uint64_t t0 = mono_ms();
 	struct tandem_agent_msg *r;
@@ -364,58 +413,40 @@ static int hold(struct link *l, const struct task *t, const struct conf *c)
 
 	n = tandem_agent_format(&t->m, l->buf, sizeof(l->buf));
 	if (n < 0) {
-		slurm_error("tandem: %s: cannot describe the task to the agent; started", t->tag);
-		return 0;
+		slurm_error("tandem: %s: cannot describe the task to the agent (%s); started", t->tag,
+			    strerror(-n));
+		return;
 	}
 	ret = link_connect(l, c->socket, t0 + REPLY_TIMEOUT_MS);
 	if (!ret)
 		ret = link_send(l, l->buf, (size_t)n, t0 + REPLY_TIMEOUT_MS);
+	/* a busy agent answers before reading and closes: its ERR is still there */
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		ret = 0;
 	if (ret) {
 		slurm_error("tandem: %s: agent not reachable at %s (%s); started without stagger",
 			    t->tag, c->socket, strerror(-ret));
-		return 0;
+		return;
 	}
 	ret = link_line(l, t0 + REPLY_TIMEOUT_MS, &len, &signo);
 	if (ret == -EINTR) {
 		slurm_error("tandem: %s: signal %d while registering; not started", t->tag, signo);
-		return -1;
+		task_end(signo);
 	}
 	if (ret != 1) {
 		slurm_error("tandem: %s: agent did not answer (%s); started without stagger", t->tag,
 			    ret == -ETIMEDOUT ? "2 s timeout" : ret ? strerror(-ret) : "closed");
-		return 0;
+		return;
 	}
 	r = malloc(sizeof(*r));
 	if (!r || tandem_agent_parse(l->buf, len, 1, r, NULL, 0, NULL)) {
 		slurm_error("tandem: %s: agent sent a malformed answer; started without stagger", t->tag);
 		free(r);
-		return 0;
+		return;
 	}
 	link_consume(l, len);
-	switch (r->verb) {
-	case TANDEM_REP_HOLD:
-		ret = wait_release(l, t, t0);
-		break;
-	case TANDEM_REP_RELEASE:
-		slurm_info("tandem: %s: released at once by the agent (%s)", t->tag, r->reason);
-		ret = 0;
-		break;
-	case TANDEM_REP_CANCEL:
-		slurm_error("tandem: %s: cancelled by the agent (%s); not started", t->tag, r->reason);
-		ret = -1;
-		break;
-	case TANDEM_REP_ERR:
-		slurm_error("tandem: %s: agent refused (%s: %s); started without stagger", t->tag,
-			    r->code, r->msg);
-		ret = 0;
-		break;
-	default:
-		slurm_error("tandem: %s: agent sent %s; started without stagger", t->tag,
-			    tandem_agent_verb_name(r->verb));
-		ret = 0;
-	}
+	answer(l, t, r, t0);
 	free(r);
-	return ret;
 }
 
 /* the signals whose default action would end the task: scancel sends SIGTERM */
@@ -438,8 +469,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	struct link *l;
 	struct conf c;
 	sigset_t old;
-	char *ds;
-	int ret = 0;
+	char *ds, name[17] = "";
 
 	if (!spank_remote(sp) || !opt_get(sp, OPT_DATASET, &ds))
 		return 0;
@@ -459,7 +489,11 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		goto out_free;	/* the extern step runs no user work */
 	l->fd = -1;
 	l->sfd = block_signals(&old);
-	ret = hold(l, t, &c);
+	if (prctl(PR_GET_NAME, name) || prctl(PR_SET_NAME, "tandem-held"))
+		name[0] = '\0';
+	hold(l, t, &c);
+	if (name[0])
+		prctl(PR_SET_NAME, name);
 	if (l->fd >= 0)
 		close(l->fd);
 	if (l->sfd >= 0) {
@@ -469,7 +503,7 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 out_free:
 	free(l);
 	free(t);
-	return ret;
+	return 0;
 }
 
 /* best effort: the agent also sees the exit through a pidfd */
