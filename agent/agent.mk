@@ -8,7 +8,8 @@ AGENT_OBJS     := $(patsubst agent/%.c,$(B)/agent/%.o,$(AGENT_SRCS))
 AGENT_ASANOBJS := $(patsubst agent/%.c,$(B)/asan/agent/%.o,$(AGENT_SRCS))
 AGENT_TESTS    := $(patsubst selftests/host/%.c,$(B)/selftests/host/%,$(wildcard selftests/host/test_agent_*.c))
 
-ALL_TARGETS += $(B)/tandem-agent
+# the host tests run the agent built with ASan/UBSan
+ALL_TARGETS += $(B)/tandem-agent $(B)/asan/tandem-agent
 
 $(B)/agent/%.o: agent/%.c $(wildcard agent/*.h)
 	@mkdir -p $(dir $@)
@@ -28,6 +29,9 @@ $(B)/asan/agent/libtandem-agent.a: $(AGENT_ASANOBJS)
 
 $(B)/tandem-agent: $(B)/agent/tandem_agent.o $(B)/agent/libtandem-agent.a
 	$(CC) $(CFLAGS) -o $@ $^ -lm
+
+$(B)/asan/tandem-agent: $(B)/asan/agent/tandem_agent.o $(B)/asan/agent/libtandem-agent.a
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lm
 
 # an explicit rule: it takes precedence over selftests.mk's pattern rule
 $(AGENT_TESTS): $(B)/selftests/host/%: selftests/host/%.c $(B)/asan/agent/libtandem-agent.a $(KSFT_DIR)/.stamp

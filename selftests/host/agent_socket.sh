@@ -11,11 +11,12 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 B=${B:-build}
-AGENT=$top/$B/tandem-agent
+# the agent under ASan/UBSan: a memory error or leak fails its exit status and agent.err
+AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 PY=/usr/bin/python3
 CLIENT="$PY $top/selftests/lib/agent_client.py"
 OWNER=nobody OTHER=daemon
-NTESTS=20
+NTESTS=21
 
 ksft_plan $NTESTS
 why=""
@@ -199,4 +200,6 @@ EOF
 ksft_diag "parsed: registrations releases = $parsed; promtool: $(promtool check metrics <"$prom" 2>&1 | head -3)"
 ksft_check "metrics: promtool check metrics passes; registrations 2, releases 2 (first, maxhold)" \
 	sh -c "promtool check metrics <'$prom' && [ '$parsed' = '2 2' ]"
+ksft_check "no sanitizer report from the agent (ASan, LSan, UBSan)" \
+	sh -c "! grep -q -E 'Sanitizer|runtime error' '$tmp/agent.err'"
 ksft_finish

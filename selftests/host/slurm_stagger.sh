@@ -13,11 +13,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 . "$top/selftests/lib/slurm-rig.sh"
 B=${B:-build}
-AGENT=$top/$B/tandem-agent
+# the agent under ASan/UBSan: a memory error or leak fails its exit status and agent.err
+AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 SO=$top/$B/slurm/tandem_spank.so
 CLIENT="/usr/bin/python3 $top/selftests/lib/agent_client.py"
 TOL_MS=100
-NTESTS=27
+NTESTS=29
 
 ksft_plan $NTESTS
 why=""
@@ -110,6 +111,18 @@ jobcomp() {	# JOBID KEY
 ms_diff() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (a - b) * 1000 }'; }
 within() { awk -v d="$1" -v t="$2" 'BEGIN { exit !(d <= t && d >= -t) }'; }
 plugin_lines() { grep -c "tandem: job $1\.batch task 0:" "$RIG_SLURMD_LOG"; }
+
+# --- 0: bad option values are refused at submission, with one line ---------
+t_badopts() {
+	local o1 o2 o3
+	o1=$(runuser -u "$RIG_USER" -- sbatch --tandem-dataset="$tmp/data" --tandem-stagger=soon --wrap true 2>&1) && return 1
+	o2=$(runuser -u "$RIG_USER" -- sbatch --tandem-dataset=data --wrap true 2>&1) && return 1
+	o3=$(runuser -u "$RIG_USER" -- srun --tandem-dataset="$tmp/data" --tandem-max-hold=0 true 2>&1) && return 1
+	echo "$o1" | grep -q 'tandem: --tandem-stagger=soon: must be auto, SECONDS' &&
+		echo "$o2" | grep -q 'tandem: --tandem-dataset=data: must be an absolute path' &&
+		echo "$o3" | grep -q 'tandem: --tandem-max-hold=0: must be a number of seconds'
+}
+ksft_check "bad --tandem-* values: sbatch and srun refuse them, naming the option" t_badopts
 
 # --- 1-8: two jobs on one dataset, the second held by the stagger ---------
 A=$(submit A 4 --tandem-dataset="$tmp/data" --tandem-stagger=2)
@@ -286,7 +299,8 @@ stop_agent
 prom=$tmp/metrics/tandem_agent.prom
 t_prom() { command -v promtool >/dev/null && promtool check metrics <"$prom"; }
 ksft_check "the agent's metrics file passes promtool check metrics" t_prom
+ksft_check "no sanitizer report from the agent" sh -c "! grep -q -E 'Sanitizer|runtime error' '$tmp/agent.err'"
 slurm_rig_stop "$tmp"
-left=$(pgrep -x slurmctld; pgrep -x slurmd; pgrep -x slurmstepd; pgrep -f "munged.*$tmp"; pgrep -u "$RIG_USER" -f "$tmp"; true)
+left=$(slurm_rig_leftovers "$tmp"; pgrep -u "$RIG_USER" -f "$tmp"; true)
 ksft_check "rig stopped: no Slurm daemon, step or job process left" [ -z "$left" ]
 ksft_finish

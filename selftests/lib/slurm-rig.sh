@@ -10,14 +10,19 @@
 #
 # slurm_rig_start exports SLURM_CONF (srun, sbatch, squeue, scancel read it)
 # and RIG_NODE, RIG_JOBCOMP, RIG_SLURMD_LOG. Ports: RIG_CTLD_PORT (16817),
-# RIG_SLURMD_PORT (16818). slurm_rig_stop kills the daemons, waits for their
-# pids (so the ports are free for the next start) and is safe to call twice.
-# RIG_USER (nobody) is the unprivileged user jobs can be submitted as.
+# RIG_SLURMD_PORT (16818); one rig at a time per machine (a lock on
+# /run/lock/tandem-slurm-rig.lock, held by the shell that started it, waited
+# for up to RIG_LOCK_WAIT seconds). slurm_rig_stop kills the daemons, waits
+# for their pids (so the ports are free for the next start) and is safe to
+# call twice. slurm_rig_leftovers DIR prints the pids of anything of the rig
+# still alive. RIG_USER (nobody) is the unprivileged user jobs run as.
 
 RIG_CTLD_PORT=${RIG_CTLD_PORT:-16817}
 RIG_SLURMD_PORT=${RIG_SLURMD_PORT:-16818}
 RIG_NODE=tandem-rig
 RIG_USER=${RIG_USER:-nobody}
+RIG_LOCK=${RIG_LOCK:-/run/lock/tandem-slurm-rig.lock}
+RIG_LOCK_WAIT=${RIG_LOCK_WAIT:-300}
 
 # slurm_rig_installed: 0 when every binary the rig needs is present
 slurm_rig_installed() {
@@ -103,7 +108,13 @@ _rig_start_munge() {
 slurm_rig_start() {
 	local dir=$1 plugstack=${2:-} host i
 	host=$(hostname -s)
-	slurm_rig_stop "$dir" 2>/dev/null
+	mkdir -p "$(dirname "$RIG_LOCK")"
+	exec {RIG_LOCK_FD}>>"$RIG_LOCK"
+	flock -w "$RIG_LOCK_WAIT" "$RIG_LOCK_FD" || {
+		echo "rig: another Slurm rig holds $RIG_LOCK" >&2
+		return 1
+	}
+	_rig_stop_daemons "$dir" 2>/dev/null
 	rm -rf "${dir:?}/munge" "$dir/ctld-state" "$dir/slurmd-spool"
 	mkdir -p "$dir/ctld-state" "$dir/slurmd-spool"
 	chmod 755 "$dir"
@@ -161,24 +172,36 @@ _rig_kill() {
 	done
 }
 
-# _rig_procs DIR: slurmstepd and job processes of this rig (their environment
-# names its slurm.conf; job processes also carry SLURM_JOB_ID)
+# _rig_procs DIR [all]: slurmstepd and job processes of this rig (their
+# environment names its slurm.conf; job processes also carry SLURM_JOB_ID);
+# with "all" its daemons too
 _rig_procs() {
-	local pid env
+	local pid env comm
 	for env in /proc/[0-9]*/environ; do
 		pid=${env#/proc/}
 		pid=${pid%/environ}
 		tr '\0' '\n' 2>/dev/null <"$env" | grep -q -x -F "SLURM_CONF=$1/slurm.conf" || continue
-		if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] ||
-			tr '\0' '\n' 2>/dev/null <"$env" | grep -q '^SLURM_JOB_ID='; then
+		comm=$(cat "/proc/$pid/comm" 2>/dev/null)
+		if [ "$comm" = slurmstepd ] || tr '\0' '\n' 2>/dev/null <"$env" | grep -q '^SLURM_JOB_ID=' ||
+			{ [ "${2:-}" = all ] && case $comm in slurmctld | slurmd | munged) true ;; *) false ;; esac; }; then
 			echo "$pid"
 		fi
 	done
 }
 
+slurm_rig_leftovers() { _rig_procs "$1" all; }
+
 # slurm_rig_stop DIR: cancel what is left, stop the daemons, then any step or
-# job process that outlived them
+# job process that outlived them; give the machine's rig lock back
 slurm_rig_stop() {
+	_rig_stop_daemons "$1"
+	if [ -n "${RIG_LOCK_FD:-}" ]; then
+		exec {RIG_LOCK_FD}>&-
+		RIG_LOCK_FD=""
+	fi
+}
+
+_rig_stop_daemons() {
 	local dir=$1 i left
 	[ -n "$dir" ] && [ -d "$dir" ] || return 0
 	if [ -s "$dir/slurmctld.pid" ] && [ -f "$dir/slurm.conf" ]; then
