@@ -232,17 +232,6 @@ static void reply_hold(struct tandem_agent *a, struct tandem_agent_conn *c,
 				 in->until / 1000, in->until % 1000, in->reason);
 }
 
-static void reply_release_now(struct tandem_agent *a, struct tandem_agent_conn *c,
-			      uint64_t id, const char *reason)
-{
-	struct tandem_agent_msg m = { .verb = TANDEM_REP_RELEASE, .id = id,
-				      .have = 1u << TANDEM_F_ID | 1u << TANDEM_F_REASON };
-
-	snprintf(m.reason, sizeof(m.reason), "%s", reason);
-	count_release(a, reason);
-	tandem_agent_send(a, c, &m, 1);
-}
-
 /* the RELEASE answer of a REGISTER goes out through inst_release, like a pushed one */
 static void release_now(struct tandem_agent *a, struct tandem_agent_conn *c,
 			struct tandem_agent_inst *in, const char *reason, uint64_t now)
@@ -308,7 +297,6 @@ static void req_register(struct tandem_agent *a, struct tandem_agent_conn *c,
 {
 	struct tandem_agent_dataset *ds;
 	struct tandem_agent_inst *in, *lead;
-	char path[PATH_MAX];
 	const char *reason = "due";
 	uint64_t now = tandem_agent_now_ms();
 
@@ -317,14 +305,11 @@ static void req_register(struct tandem_agent *a, struct tandem_agent_conn *c,
 				      m->pid, (int)peer_pid);
 		return;
 	}
-	if (!realpath(m->dataset, path)) {
-		/* nothing to share on a dataset this node cannot see */
-		tandem_agent_log(a, "release", "id=%" PRIu64 " job=%u task=%u reason=no_dataset",
-				 a->next_id, m->job, m->task);
-		reply_release_now(a, c, a->next_id++, "no_dataset");
-		return;
-	}
-	ds = dataset_get(a, path);
+	/*
+	 * The plugin sends the canonical path (realpath in the task's process):
+	 * the agent never touches a user's path, so a hung mount cannot stall it.
+	 */
+	ds = dataset_get(a, m->dataset);
 	in = ds ? inst_new(a, m, ds, now) : NULL;
 	if (!in) {
 		tandem_agent_send_err(a, c, "busy", "out of memory");

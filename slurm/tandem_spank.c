@@ -19,6 +19,7 @@
  * arguments itself.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -37,6 +38,9 @@
 #include "agent_proto.h"
 
 SPANK_PLUGIN(tandem, 1);
+
+_Static_assert(sizeof(((struct tandem_agent_msg *)0)->dataset) >= PATH_MAX,
+	       "realpath() writes up to PATH_MAX bytes");
 
 #define REPLY_TIMEOUT_MS 2000	/* connect and the answer to REGISTER */
 /* past maxhold the agent releases the task itself; this is for a wedged agent */
@@ -271,7 +275,7 @@ struct task {
 	struct tandem_agent_msg m;	/* REGISTER */
 };
 
-static int task_describe(spank_t sp, struct task *t, const char *ds, const struct conf *c)
+static int task_describe(spank_t sp, struct task *t, const struct conf *c)
 {
 	struct tandem_agent_msg *m = &t->m;
 	uint32_t array_job = 0, array_task = 0;
@@ -309,7 +313,6 @@ static int task_describe(spank_t sp, struct task *t, const char *ds, const struc
 		return -1;
 	if (m->maxhold_s > c->max_hold_s)
 		m->maxhold_s = c->max_hold_s;
-	snprintf(m->dataset, sizeof(m->dataset), "%s", ds);
 	if (!spank_get_item(sp, S_JOB_ARGV, &argc, &argv)) {
 		size_t o = 0;
 
@@ -480,9 +483,15 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 		slurm_error("tandem: out of memory; task started without stagger");
 		goto out_free;
 	}
-	if (!dataset_ok(ds) || task_describe(sp, t, ds, &c)) {
+	if (!dataset_ok(ds) || task_describe(sp, t, &c)) {
 		slurm_error("tandem: %s: bad --tandem-* values or Slurm items; started without stagger",
 			    t->tag[0] ? t->tag : "task");
+		goto out_free;
+	}
+	/* the agent keys datasets by this and never resolves a path itself */
+	if (!realpath(ds, t->m.dataset)) {
+		slurm_error("tandem: %s: --tandem-dataset=%s: %s; started without stagger", t->tag, ds,
+			    strerror(errno));
 		goto out_free;
 	}
 	if (t->m.step == TANDEM_STEP_EXTERN)

@@ -18,7 +18,7 @@ AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 SO=$top/$B/slurm/tandem_spank.so
 CLIENT="/usr/bin/python3 $top/selftests/lib/agent_client.py"
 TOL_MS=100
-NTESTS=29
+NTESTS=30
 
 ksft_plan $NTESTS
 why=""
@@ -248,6 +248,13 @@ t_g() {
 		[ "$(jobcomp "$G" JobState)" = COMPLETED ]
 }
 ksft_check "no agent: the task starts, one line 'agent not reachable', COMPLETED" t_g
+N=$(submit N 0 --tandem-dataset="$tmp/no/such/dir")
+wait_jobs_gone "$N"
+t_n() {
+	grep -q '^end' "$tmp/out/N.out" && [ "$(plugin_lines "$N")" -eq 1 ] &&
+		grep -q "tandem: job $N.batch task 0: --tandem-dataset=$tmp/no/such/dir: No such file or directory" "$RIG_SLURMD_LOG"
+}
+ksft_check "a dataset missing on the node: the task starts at once, one line saying so" t_n
 start_agent || ksft_diag "agent did not restart"
 H=$(submit H 8 --tandem-dataset="$tmp/data2" --tandem-stagger=0)
 wait_log "ev=release .*job=$H " 10
