@@ -174,7 +174,8 @@ static void reevaluate(struct tandem_agent *a, struct tandem_agent_dataset *ds)
 	uint64_t now = tandem_agent_now_ms();
 	int changed = 1;
 
-	for (int round = 0; changed && round < 64; round++) {
+	/* each round releases one or ends: it terminates */
+	while (changed) {
 		changed = 0;
 		for (struct tandem_agent_inst *in = a->insts; in; in = in->next) {
 			const char *reason = "due";
