@@ -37,13 +37,21 @@ int tp_prim_from_name(const char *name);
 
 #define TP_S_MAX 50	/* longest shortest path that makes a virtual edge */
 
-/* Cost statistics of a graph, per sample (ONNX exported at batch 1). */
+/* Cost statistics of a graph, per sample (divided by the data input's batch
+ * dimension). Shapes come from the importer's own inference (static shapes
+ * from the graph inputs, shape arithmetic folded); the file's value_info is
+ * a fallback only. */
 struct tp_graph_stats {
 	double params;		/* trainable parameter elements */
 	double flops;		/* forward multiply-adds x 2 of weighted ops and matmuls */
 	double act_elems;	/* output elements of all ops on the activation path */
+	double input_res;	/* sqrt(H x W) of an image data input [N, C, H, W]; 0 otherwise */
 	uint32_t onnx_nodes;	/* NodeProtos in the file (0 for text graphs) */
-	bool shapes_known;	/* intermediate shapes were present (value_info) */
+	bool shapes_known;	/* every activation shape resolved, FLOPs complete */
+	uint32_t unresolved;	/* activation tensors whose shape stayed unknown */
+	char unresolved_at[64];	/* op type and output name of the first of them */
+	uint32_t eval_bn;	/* BatchNormalization nodes in inference mode */
+	uint32_t folded_bn;	/* convolutions with weights the exporter folded BatchNorm into */
 };
 
 struct tp_graph;
@@ -65,6 +73,9 @@ int tp_graph_num_edges(const struct tp_graph *g);
 /* virtual edges: node pairs at shortest-path distance 2..TP_S_MAX */
 long tp_graph_num_virtual(const struct tp_graph *g);
 void tp_graph_get_stats(const struct tp_graph *g, struct tp_graph_stats *st);
+/* distinct ONNX op types of an imported graph (0 for text graphs) */
+int tp_graph_num_op_types(const struct tp_graph *g);
+const char *tp_graph_op_type(const struct tp_graph *g, int i);
 void tp_graph_prim_hist(const struct tp_graph *g, int hist[TP_NUM_PRIMS]);
 
 /* ---- backends ---- */
