@@ -18,8 +18,14 @@
 #include "tandem_predict.h"
 #include "util.h"
 
+#define MAX_DATA 8
+#define MAX_WARN 16
+
 struct predict_opts {
-	const char *model, *data, *out, *backend;
+	const char *model, *out, *backend;
+	const char *data[MAX_DATA];	/* --data, repeatable */
+	int ndata;
+	bool strict;
 	struct tp_job job;
 	struct tp_model_config cfg;
 	struct tp_train_opts train;
@@ -30,7 +36,7 @@ struct predict_opts {
 enum {
 	O_BATCH = 256, O_GPUS, O_NODES, O_MODEL, O_DATA, O_OUT, O_EPOCHS, O_SEED, O_FOLDS,
 	O_POINTS, O_NO_GHN, O_NO_STATS, O_HID, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_PER_ARCH,
-	O_VERBOSE, O_LR,
+	O_VERBOSE, O_LR, O_STRICT, O_NO_RES,
 };
 
 static const struct option long_opts[] = {
@@ -42,7 +48,6 @@ static const struct option long_opts[] = {
 	{ "out", required_argument, NULL, O_OUT },
 	{ "epochs", required_argument, NULL, O_EPOCHS },
 	{ "seed", required_argument, NULL, O_SEED },
-	{ "lr", required_argument, NULL, O_LR },
 	{ "folds", required_argument, NULL, O_FOLDS },
 	{ "ernest-points", required_argument, NULL, O_POINTS },
 	{ "hid", required_argument, NULL, O_HID },
@@ -53,8 +58,19 @@ static const struct option long_opts[] = {
 	{ "bw-inter", required_argument, NULL, O_BW_INTER },
 	{ "per-arch", no_argument, NULL, O_PER_ARCH },
 	{ "verbose", no_argument, NULL, O_VERBOSE },
+	{ "lr", required_argument, NULL, O_LR },
+	{ "strict", no_argument, NULL, O_STRICT },
+	{ "no-res", no_argument, NULL, O_NO_RES },
 	{ 0 }
 };
+
+static const char *opt_name(int opt)
+{
+	for (const struct option *lo = long_opts; lo->name; lo++)
+		if (lo->val == opt)
+			return lo->name;
+	return "?";
+}
 
 static int num_opt(int opt, const char *arg, struct predict_opts *o)
 {
@@ -67,7 +83,7 @@ static int num_opt(int opt, const char *arg, struct predict_opts *o)
 		     v <= 0 : (opt != O_SEED && u == 0)))
 		err = -ERANGE;
 	if (err) {
-		ctl_err("invalid value '%s' for --%s", arg, long_opts[opt - O_BATCH].name);
+		ctl_err("invalid value '%s' for --%s", arg, opt_name(opt));
 		return -EINVAL;
 	}
 	switch (opt) {
@@ -106,11 +122,19 @@ static int parse_opts(int argc, char **argv, struct predict_opts *o)
 		}
 		switch (opt) {
 		case O_MODEL: o->model = optarg; break;
-		case O_DATA: o->data = optarg; break;
+		case O_DATA:
+			if (o->ndata == MAX_DATA) {
+				ctl_err("at most %d --data files", MAX_DATA);
+				return -EINVAL;
+			}
+			o->data[o->ndata++] = optarg;
+			break;
+		case O_STRICT: o->strict = true; break;
 		case O_OUT: o->out = optarg; break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_NO_GHN: o->cfg.use_ghn = false; break;
 		case O_NO_STATS: o->cfg.features &= ~(uint32_t)TP_FEAT_STATS; break;
+		case O_NO_RES: o->cfg.features &= ~(uint32_t)TP_FEAT_RES; break;
 		case O_PER_ARCH: o->per_arch = true; break;
 		case O_VERBOSE: o->train.verbose = true; break;
 		default:
@@ -164,18 +188,32 @@ struct predict_timing {
 	double import_ms, predict_ms;
 };
 
+/* Warnings come first in text (read before the numbers) and as an array in
+ * JSON; --strict turns any of them into exit status 1. */
+static void print_warnings(char (*warn)[TP_WARN_LEN], int n)
+{
+	out_arr_open("warnings");
+	for (int i = 0; i < n; i++)
+		out_str(NULL, "warning: %s\n", warn[i]);
+	out_arr_close();
+}
+
 static void print_prediction(const char *onnx, const char *src, const struct tp_model *m,
 			     const struct tp_job *job, const struct tp_graph *g,
-			     const struct tp_prediction *p, const struct predict_timing *t)
+			     const struct tp_prediction *p, const struct predict_timing *t,
+			     char (*warn)[TP_WARN_LEN], int nwarn)
 {
 	struct tp_graph_stats st;
 
 	tp_graph_get_stats(g, &st);
 	out_obj_open(NULL);
+	print_warnings(warn, nwarn);
 	out_str("graph", "graph: %s", onnx);
 	out_u64("graph_nodes", " (%llu GHN-2 nodes,", (uint64_t)tp_graph_num_nodes(g));
 	out_double("params", " %.4g parameters,", st.params);
-	out_double("flops_per_sample", " %.4g FLOPs/sample)\n", st.flops);
+	out_double("flops_per_sample", " %.4g FLOPs/sample,", st.flops);
+	out_double("input_res", " input %g)\n", st.input_res);
+	out_bool("shapes_known", NULL, st.shapes_known);
 	out_double("batch", "job: batch %g per worker,", job->batch);
 	out_u64("gpus", " %llu GPU(s)", (uint64_t)job->gpus);
 	out_u64("nodes", " x %llu node(s)\n", (uint64_t)job->nodes);
@@ -189,14 +227,12 @@ static void print_prediction(const char *onnx, const char *src, const struct tp_
 	out_str("device", " on %s\n", job->dev ? job->dev->name : "?");
 	out_double("import_ms", "import %.2f ms", t->import_ms);
 	out_double("predict_ms", ", prediction %.2f ms\n", t->predict_ms);
-	if (!st.shapes_known)
-		out_text("warning: intermediate shapes unknown, FLOPs undercounted: run "
-			 "onnx.shape_inference.infer_shapes(model, data_prop=True) first\n");
 	out_obj_close();
 }
 
 static int cmd_predict_one(int argc, char **argv)
 {
+	char warn[MAX_WARN][TP_WARN_LEN];
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
 	struct predict_timing t;
@@ -205,7 +241,7 @@ static int cmd_predict_one(int argc, char **argv)
 	struct predict_opts o;
 	const char *src;
 	double t0, t1;
-	int err = parse_opts(argc, argv, &o);
+	int nwarn = 0, err = parse_opts(argc, argv, &o);
 
 	if (err || optind != argc - 1 || o.job.batch <= 0) {
 		if (!err)
@@ -228,8 +264,15 @@ static int cmd_predict_one(int argc, char **argv)
 		t.predict_ms = 1e3 * (now_s() - t1);
 		if (err)
 			lib_err(err, "prediction failed");
-		else
-			print_prediction(argv[optind], src, m, &o.job, g, &p, &t);
+	}
+	if (!err) {
+		nwarn = tp_graph_warnings(g, warn, MAX_WARN);
+		nwarn += tp_ood_warnings(m, g, &o.job, warn + nwarn, MAX_WARN - nwarn);
+		print_prediction(argv[optind], src, m, &o.job, g, &p, &t, warn, nwarn);
+		if (o.strict && nwarn) {
+			ctl_err("--strict: %d warning(s)", nwarn);
+			err = -EDOM;
+		}
 	}
 	tp_model_free(m);
 	tp_graph_free(g);
@@ -244,12 +287,12 @@ static int cmd_predict_train(int argc, char **argv)
 	double rmse = 0, t0 = now_s();
 	int err = parse_opts(argc, argv, &o);
 
-	if (err || !o.data || !o.out || optind != argc) {
+	if (err || !o.ndata || !o.out || optind != argc) {
 		if (!err)
 			ctl_err("need --data runs.csv and --out FILE");
 		return -EINVAL;
 	}
-	err = tp_dataset_load(o.data, &d);
+	err = tp_dataset_load_many(o.data, o.ndata, &d);
 	if (err)
 		return lib_err(err, "cannot load runs");
 	err = tp_model_new(&o.cfg, o.train.seed, &m);
@@ -289,6 +332,21 @@ static void print_eval(const struct tp_eval_result *r)
 	out_double("ratio", "Ernest / ours: %.2fx\n", r->mape_ernest / r->mape_ours);
 	out_double("mape_ernest_loo", "(Ernest fitted on all other runs of the architecture: "
 		   "%.2f%% over all runs)\n", r->mape_ernest_loo);
+	out_arr_open("by_resolution");
+	for (int i = 0; i < r->nres; i++) {
+		const struct tp_eval_res *x = &r->by_res[i];
+
+		out_obj_open(NULL);
+		out_double("input_res", "  input %g:", x->res);
+		out_u64("runs", " %llu runs,", (uint64_t)x->runs);
+		out_double("mape_ours_all", " ours %.2f%% on all;", x->mape_ours_all);
+		out_u64("eval_runs", " on Ernest's %llu:", (uint64_t)x->eval_runs);
+		out_double("mape_ours", " ours %.2f%%,", x->mape_ours);
+		out_double("mape_ernest", " Ernest %.2f%%", x->mape_ernest);
+		out_double("ratio", " (%.2fx)\n", x->mape_ernest / x->mape_ours);
+		out_obj_close();
+	}
+	out_arr_close();
 	out_double("train_seconds", "training and scoring took %.1f s\n", r->train_seconds);
 	out_obj_close();
 }
@@ -300,12 +358,12 @@ static int cmd_predict_eval(int argc, char **argv)
 	struct predict_opts o;
 	int err = parse_opts(argc, argv, &o);
 
-	if (err || !o.data || optind != argc) {
+	if (err || !o.ndata || optind != argc) {
 		if (!err)
 			ctl_err("need --data runs.csv");
 		return -EINVAL;
 	}
-	err = tp_dataset_load(o.data, &d);
+	err = tp_dataset_load_many(o.data, o.ndata, &d);
 	if (err)
 		return lib_err(err, "cannot load runs");
 	err = tp_eval_cv(d, &o.cfg, &o.train, o.folds, o.ernest_points, &r,
@@ -360,13 +418,15 @@ static int cmd_predict(int argc, char **argv)
 
 TANDEM_CMD(predict, "predict", NULL, cmd_predict,
 	   "MODEL.onnx --batch B [--gpus G] [--nodes N] [--model FILE] [--backend auto|cpu|cuda] "
-	   "[--bw-intra GB/s] [--bw-inter GB/s]",
+	   "[--bw-intra GB/s] [--bw-inter GB/s] [--strict]",
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
-	   "--data runs.csv --out FILE [--epochs N] [--seed S] [--hid D] [--no-ghn] [--no-stats]",
+	   "--data runs.csv [--data more.csv] --out FILE [--epochs N] [--seed S] [--hid D] "
+	   "[--no-ghn] [--no-stats] [--no-res]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
-	   "--data runs.csv [--folds K] [--seed S] [--ernest-points P] [--epochs N] [--per-arch]",
+	   "--data runs.csv [--data more.csv] [--folds K] [--seed S] [--ernest-points P] "
+	   "[--epochs N] [--per-arch]",
 	   "leave-architecture-out cross-validation, ours vs Ernest")
 TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
 	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")
