@@ -270,6 +270,7 @@ def run_each(todo, args):
           "--device", args.device]
     me += ["--infer-shapes"] if args.infer_shapes else []
     me += ["--opset", str(args.opset)] if args.opset else []
+    todo = [t for t in todo]
     done = done_archs(os.path.join(args.out, "runs.csv"))
     for name, _, _, _ in todo:
         if name in done:
@@ -294,6 +295,8 @@ def main():
     ap.add_argument("--budget-min", type=float, default=80.0)
     ap.add_argument("--only", help="comma-separated architecture names")
     ap.add_argument("--list", action="store_true", help="print the set's architectures")
+    ap.add_argument("--mix", action="store_true", help="order the set round-robin by family "
+                    "(a partial run then covers every family)")
     ap.add_argument("--wrap", metavar="CMD", help="profile each architecture as its own "
                     "process, run under CMD")
     ap.add_argument("--merge", metavar="DIR",
@@ -306,6 +309,12 @@ def main():
     if args.only:
         keep = set(args.only.split(","))
         todo = [t for t in todo if t[0] in keep]
+    if args.mix:
+        fams = {}
+        for t in todo:
+            fams.setdefault(t[1], []).append(t)
+        todo = [f[i] for i in range(max(len(f) for f in fams.values()))
+                for f in fams.values() if i < len(f)]
     if args.list:
         print("\n".join("%s %s %d" % (t[0], t[1], t[3]) for t in todo))
         return 0
