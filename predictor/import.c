@@ -816,7 +816,7 @@ int tp_onnx_infer_shapes(const struct onnx_model *m, unsigned flags, struct onnx
 	return import_model(m, flags, NULL, out, n);
 }
 
-int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out)
+int tp_import_onnx(const void *buf, size_t len, unsigned flags, struct tp_graph **out)
 {
 	struct onnx_model m;
 	int err;
@@ -826,9 +826,14 @@ int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out)
 	err = onnx_parse(buf, len, &m);
 	if (err)
 		return err;
-	err = import_model(&m, 0, out, NULL, NULL);
+	err = import_model(&m, flags, out, NULL, NULL);
 	onnx_free(&m);
 	return err;
+}
+
+int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out)
+{
+	return tp_import_onnx(buf, len, 0, out);
 }
 
 int tp_graph_load_onnx(const char *path, struct tp_graph **out)

@@ -87,6 +87,8 @@ int tp_slice_args(const struct sctx *c, int rank, int64_t *st, int64_t *en, int6
 /* the [lo, hi) dims a Shape node returns */
 void tp_shape_range(const struct sctx *c, int rank, int *lo, int *hi);
 
+/* tp_graph_from_onnx with TP_IMPORT_* flags (tests) */
+int tp_import_onnx(const void *buf, size_t len, unsigned flags, struct tp_graph **out);
 /* Node-output shapes of a model as import infers them (tests). */
 int tp_onnx_infer_shapes(const struct onnx_model *m, unsigned flags, struct onnx_value **out,
 			 uint32_t *n);
