@@ -77,14 +77,6 @@ static const int eval_opts[] = {
 	O_NO_RES, O_PER_ARCH, O_VERBOSE, 0,
 };
 
-static const char *opt_name(int opt)
-{
-	for (const struct option *lo = long_opts; lo->name; lo++)
-		if (lo->val == opt)
-			return lo->name;
-	return "?";
-}
-
 static int num_opt(int opt, const char *arg, const char *verb, struct predict_opts *o)
 {
 	bool real = opt == O_BATCH || opt == O_LR;
@@ -98,7 +90,7 @@ static int num_opt(int opt, const char *arg, const char *verb, struct predict_op
 		err = -ERANGE;
 	if (err)
 		return ctl_usage_err("predict", verb, "invalid value '%s' for --%s", arg,
-				     opt_name(opt));
+				     opt_name(long_opts, opt));
 	switch (opt) {
 	case O_BATCH: o->job.batch = v; break;
 	case O_GPUS: o->job.gpus = (int)u; break;
