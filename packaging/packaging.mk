@@ -2,13 +2,16 @@
 # (Documentation/install.md). Every path honours DESTDIR (a staging root,
 # e.g. a package's) and PREFIX (default /usr/local):
 #
-#   make install        $(SBINDIR)/tandemctl                   PREFIX/sbin
+#   make install        $(SBINDIR)/tandemctl, tandem-agent        PREFIX/sbin
 #                       $(LIBDIR)/libtandem-predict.{so,a}     PREFIX/lib
 #                       $(PKGCONFIGDIR)/tandem-predict.pc
 #                       $(INCLUDEDIR)/tandem/tandem.h           the netlink ABI (kmod/uapi)
 #                       $(INCLUDEDIR)/tandem/tandem_predict.h   the predictor's API
-#                       $(MANDIR)/man8/tandemctl.8, man4/tandem.4
+#                       $(MANDIR)/man8/tandemctl.8, tandem-agent.8, man4/tandem.4
 #                       $(BASHCOMPDIR)/tandemctl
+#                       $(SYSTEMDUNITDIR)/tandem-agent.service  its paths made these
+#                       $(DOCDIR)/README.md, install.md, slurm.md
+#                       $(SPANKDIR)/tandem_spank.so, when built (libslurm-dev)
 #                       /lib/modules/KVER/$(MODULE_SUBDIR)/tandem.ko, when
 #                       a module has been built (KVER read from the module)
 #   make uninstall      removes exactly those files (same variables)
@@ -28,6 +31,9 @@ PKGCONFIGDIR  ?= $(LIBDIR)/pkgconfig
 INCLUDEDIR    ?= $(PREFIX)/include
 MANDIR        ?= $(PREFIX)/share/man
 BASHCOMPDIR   ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR        ?= $(PREFIX)/share/doc/tandem
+SPANKDIR      ?= $(LIBDIR)/slurm
 MODULE_SUBDIR ?= updates
 INSTALL       ?= install
 
@@ -38,7 +44,8 @@ DKMS_SRCDIR   ?= /usr/src/$(DKMS_NAME)-$(TANDEM_VERSION)
 DKMS_FILES    := Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
 		 $(wildcard kmod/*.h) $(wildcard kmod/uapi/*.h)
 
-MAN_PAGES     := Documentation/man/tandemctl.8 Documentation/man/tandem.4
+MAN_PAGES     := Documentation/man/tandemctl.8 Documentation/man/tandem-agent.8 \
+		 Documentation/man/tandem.4
 BASHCOMP      := packaging/tandemctl.bash-completion
 
 # The module install takes: the one built for KVER (per-kernel build folders),
@@ -49,16 +56,24 @@ MODULE_KVER    = $(if $(MODULE_KO),$(shell modinfo -F vermagic $(MODULE_KO) 2>/d
 MODULE_DEST    = /lib/modules/$(MODULE_KVER)/$(MODULE_SUBDIR)/tandem.ko
 
 # "SOURCE MODE DEST" of everything install puts under $(DESTDIR), module apart;
-# the .pc file is written at install time with the paths chosen then
+# a SOURCE starting with ? is optional (installed when it was built). The .pc
+# file is written at install time with the paths chosen then.
 define INSTALL_FILES
 $(B)/tandemctl 0755 $(SBINDIR)/tandemctl
+$(B)/tandem-agent 0755 $(SBINDIR)/tandem-agent
 $(B)/predictor/libtandem-predict.so 0755 $(LIBDIR)/libtandem-predict.so
 $(B)/predictor/libtandem-predict.a 0644 $(LIBDIR)/libtandem-predict.a
 kmod/uapi/tandem.h 0644 $(INCLUDEDIR)/tandem/tandem.h
 predictor/include/tandem_predict.h 0644 $(INCLUDEDIR)/tandem/tandem_predict.h
 Documentation/man/tandemctl.8 0644 $(MANDIR)/man8/tandemctl.8
+Documentation/man/tandem-agent.8 0644 $(MANDIR)/man8/tandem-agent.8
 Documentation/man/tandem.4 0644 $(MANDIR)/man4/tandem.4
 $(BASHCOMP) 0644 $(BASHCOMPDIR)/tandemctl
+agent/tandem-agent.service 0644 $(SYSTEMDUNITDIR)/tandem-agent.service
+README.md 0644 $(DOCDIR)/README.md
+Documentation/install.md 0644 $(DOCDIR)/install.md
+Documentation/slurm.md 0644 $(DOCDIR)/slurm.md
+?$(B)/slurm/tandem_spank.so 0755 $(SPANKDIR)/tandem_spank.so
 endef
 export INSTALL_FILES
 PC_FILE = $(PKGCONFIGDIR)/tandem-predict.pc
@@ -70,12 +85,16 @@ pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 # With everything built, install writes under $(DESTDIR) only
 # (selftests/host/packaging.sh runs it as an unprivileged user to prove it).
-install: $(B)/tandemctl $(B)/predictor/libtandem-predict.so $(B)/predictor/libtandem-predict.a \
-		$(MAN_PAGES) $(BASHCOMP)
+install: $(B)/tandemctl $(B)/tandem-agent $(B)/predictor/libtandem-predict.so \
+		$(B)/predictor/libtandem-predict.a $(MAN_PAGES) $(BASHCOMP)
 	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
+		case $$src in \?*) src=$${src#?}; [ -e "$$src" ] || continue ;; esac; \
 		echo "  INSTALL $(DESTDIR)$$dst"; \
 		$(INSTALL) -D -m "$$mode" "$$src" "$(DESTDIR)$$dst" || exit 1; \
 	done
+	@sed -i -e 's|/usr/local/sbin/tandem-agent|$(SBINDIR)/tandem-agent|' \
+		-e 's|file:///usr/share/doc/tandem/|file://$(DOCDIR)/|' \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/tandem-agent.service
 	@echo "  INSTALL $(DESTDIR)$(PC_FILE)"
 	@$(INSTALL) -d $(DESTDIR)$(PKGCONFIGDIR)
 	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_rel,$(LIBDIR))' \
@@ -107,7 +126,8 @@ print-install-module:
 	@echo $(MODULE_KO)
 
 install-list:
-	@echo "$$INSTALL_FILES" | while read -r src mode dst; do echo "$$dst"; done
+	@echo "$$INSTALL_FILES" | while read -r src mode dst; do \
+		case $$src in \?*) [ -e "$${src#?}" ] || continue ;; esac; echo "$$dst"; done
 	@echo "$(PC_FILE)"
 	@if [ -n "$(MODULE_KO)" ]; then echo "$(MODULE_DEST)"; fi
 
@@ -116,7 +136,7 @@ uninstall:
 		[ -e "$(DESTDIR)$$dst" ] || continue; \
 		echo "  RM $(DESTDIR)$$dst"; rm -f "$(DESTDIR)$$dst"; \
 	done
-	-@rmdir "$(DESTDIR)$(INCLUDEDIR)/tandem" 2>/dev/null || true
+	-@rmdir "$(DESTDIR)$(INCLUDEDIR)/tandem" "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true
 	@for f in $(DESTDIR)/lib/modules/*/$(MODULE_SUBDIR)/tandem.ko; do \
 		[ -e "$$f" ] || continue; \
 		echo "  RM $$f"; rm -f "$$f"; \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# tandemctl(8) and tandem(4) against the sources, so they cannot drift:
+# tandemctl(8), tandem-agent(8) and tandem(4) against the sources, so they cannot drift:
 # selftests/lib/man_pages.py says what is compared. About 1 s.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)

@@ -4,7 +4,8 @@
 #  - `make install DESTDIR=D PREFIX=/usr`, run as an unprivileged user so that
 #    a write outside D fails, installs exactly packaging/install-files.txt;
 #    no file named *tandem* appears outside D; what it installed works
-#    (tandemctl runs, man finds both pages under D, a program builds against
+#    (tandemctl runs, the agent's unit names the agent and documentation
+#    installed, man finds the pages under D, a program builds against
 #    the headers and the static and shared library through the .pc file, the
 #    module is the one built); `make uninstall` removes it all again.
 #  - DKMS: `make dkms-install` stages the module's sources; dkms add, build
@@ -24,7 +25,7 @@ version=$(sed -n 's/^#define TANDEM_VERSION[[:space:]]*"\(.*\)"/\1/p' "$top/kmod
 kernels=${TANDEM_DKMS_KERNELS:-$(for m in /lib/modules/*/build/Makefile; do
 	[ -f "$m" ] && basename "$(dirname "$(dirname "$m")")"; done)}
 nk=$(echo "$kernels" | grep -c .)
-ksft_plan $((11 + 4 + nk))
+ksft_plan $((12 + 4 + nk))
 
 tmp=$(mktemp -d /tmp/tandem-pkg-XXXXXX)
 chmod 755 "$tmp"
@@ -64,11 +65,14 @@ ksft_expect_eq "make install DESTDIR PREFIX=/usr as $user: exit 0" "$st" 0
 ko=$(make -s -C "$top" B="$B" print-install-module 2>/dev/null)
 kver=
 [ -n "$ko" ] && kver=$(modinfo -F vermagic "$top/$ko" | cut -d' ' -f1)
+spank=
+[ -e "$top/$B/slurm/tandem_spank.so" ] && spank=1
 grep -v '^#' "$top/packaging/install-files.txt" |
-	if [ -n "$kver" ]; then sed "s/@KVER@/$kver/"; else grep -v '@KVER@'; fi | sort >"$tmp/want"
+	if [ -n "$kver" ]; then sed "s/@KVER@/$kver/; s/ ?module$//"; else grep -v ' ?module$'; fi |
+	if [ -n "$spank" ]; then sed 's/ ?spank$//'; else grep -v ' ?spank$'; fi | sort >"$tmp/want"
 (cd "$D" && find . -not -type d -printf '%m %P\n' | sort) >"$tmp/got"
 if diff "$tmp/want" "$tmp/got" >"$tmp/diff"; then
-	ksft_pass "the DESTDIR install is packaging/install-files.txt ($(wc -l <"$tmp/got") files${kver:+, module for $kver})"
+	ksft_pass "the DESTDIR install is packaging/install-files.txt ($(wc -l <"$tmp/got") files${kver:+, module for $kver}${spank:+, SPANK plugin})"
 else
 	sed 's/^/# /' "$tmp/diff"
 	ksft_fail "the DESTDIR install is packaging/install-files.txt"
@@ -85,8 +89,15 @@ ksft_check "default PREFIX: /usr/local/sbin/tandemctl, every path under /usr/loc
 
 ksft_expect_eq "installed tandemctl runs: --version" "$("$D/usr/sbin/tandemctl" --version 2>&1)" \
 	"tandemctl $version"
-ksft_check "man -M DESTDIR/usr/share/man finds tandemctl(8) and tandem(4), rendered without warnings" \
+# the unit names the installed agent and documentation, and the agent runs
+unit=$D/usr/lib/systemd/system/tandem-agent.service
+exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+docf=$(sed -n 's|^Documentation=file://||p' "$unit")
+ksft_check "tandem-agent.service: ExecStart is the installed agent ($exe), Documentation= installed" \
+	sh -c "[ '$exe' = /usr/sbin/tandem-agent ] && '$D$exe' --help >/dev/null && [ -f '$D$docf' ]"
+ksft_check "man -M DESTDIR/usr/share/man finds tandemctl(8), tandem-agent(8), tandem(4), without warnings" \
 	sh -c "[ \"\$(man -M '$D/usr/share/man' -w 8 tandemctl)\" = '$D/usr/share/man/man8/tandemctl.8' ] &&
+	       [ \"\$(man -M '$D/usr/share/man' -w 8 tandem-agent)\" = '$D/usr/share/man/man8/tandem-agent.8' ] &&
 	       [ \"\$(man -M '$D/usr/share/man' -w 4 tandem)\" = '$D/usr/share/man/man4/tandem.4' ] &&
 	       [ -z \"\$(MANWIDTH=80 man -M '$D/usr/share/man' --warnings 4 tandem 2>&1 >/dev/null)\" ]"
 

@@ -23,6 +23,8 @@ import yaml
 TOP, TANDEMCTL = sys.argv[1], sys.argv[2]
 MAN8 = os.path.join(TOP, "Documentation/man/tandemctl.8")
 MAN4 = os.path.join(TOP, "Documentation/man/tandem.4")
+MAN8A = os.path.join(TOP, "Documentation/man/tandem-agent.8")
+AGENT = os.path.join(os.path.dirname(TANDEMCTL), "tandem-agent")
 results = []
 
 
@@ -248,6 +250,48 @@ def check_tandemctl():
           ["variable " + e for e in sorted(envs - envdoc)])
 
 
+# ---- tandem-agent(8) ----
+
+def run_agent_option(opt, value):
+    """tandem-agent OPT [1] --zz-no-such-option: getopt must reach the unknown one"""
+    argv = [AGENT, opt] + (["1"] if value else []) + ["--zz-no-such-option"]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    if p.returncode != 1:
+        return "exit %d (want 1, a bad option): %s" % (p.returncode, p.stderr.strip()[:200])
+    if "option '%s'" % opt in p.stderr:
+        return "refused: " + p.stderr.strip().splitlines()[0]
+    if "unrecognized option '--zz-no-such-option'" not in p.stderr:
+        return "did not reach the next option: " + p.stderr.strip()[:200]
+    return None
+
+
+def check_agent():
+    items, lines = parse_man(MAN8A)
+    check("tandem-agent.8: renders without warnings (groff -ww, man -l), lexgrog reads NAME",
+          render(MAN8A))
+    check("tandem-agent.8: .TH version is kmod/tandem.h's (%s)" % version(),
+          [] if th_version(lines) == version() else ["page says %s" % th_version(lines)])
+    doc = {o: it["macro"] == "BI" for it in items if it["sh"] == "OPTIONS"
+           for o in OPT_RE.findall(it["head"])}
+    if not os.access(AGENT, os.X_OK):
+        check("tandem-agent: --help, its options and the unit's against the page",
+              ["%s is not built" % AGENT])
+        return
+    h = subprocess.run([AGENT, "--help"], capture_output=True, text=True)
+    listed = set(OPT_RE.findall(h.stdout))
+    unit = read("agent/tandem-agent.service")
+    execstart = re.search(r"^ExecStart=(.*)$", unit, re.M).group(1)
+    check("tandem-agent.8: every option of tandem-agent --help (%d) and of the unit's ExecStart "
+          "is documented" % len(listed),
+          ["--help exit %d" % h.returncode for _ in [0] if h.returncode] +
+          ["--help lists %s" % o for o in sorted(listed) if o not in doc] +
+          ["ExecStart uses %s" % o for o in OPT_RE.findall(execstart) if o not in doc])
+    check("tandem-agent: accepts the %d options its man page documents, taking a value where "
+          "the page says so" % len(doc),
+          ["%s: %s" % (o, why) for o, val in sorted(doc.items()) if o not in ("-h", "--help")
+           for why in [run_agent_option(o, val)] if why])
+
+
 # ---- tandem(4) ----
 
 def module_params():
@@ -350,6 +394,7 @@ def check_tandem4():
 
 
 check_tandemctl()
+check_agent()
 check_tandem4()
 print("TAP version 13")
 print("1..%d" % len(results))
