@@ -152,8 +152,10 @@ ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds Kbuild
 # everything dkms writes goes to $tmp: its trees, its temporary files, the key
 T=$tmp/dkms
 mkdir -p "$T" "$tmp/dkmstmp"
+# bounded: a module build takes 5-20 s here
 dk() {
-	tmp_location=$tmp/dkmstmp mok_signing_key=$tmp/mok.key mok_certificate=$tmp/mok.pub \
+	timeout -k 5 300 env tmp_location="$tmp/dkmstmp" mok_signing_key="$tmp/mok.key" \
+		mok_certificate="$tmp/mok.pub" \
 		dkms "$@" -m tandem -v "$version" --dkmstree "$T" --sourcetree "$S/usr/src"
 }
 dk add >"$tmp/dkms.log" 2>&1
