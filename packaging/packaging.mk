@@ -148,10 +148,10 @@ ifeq ($(DESTDIR),)
 endif
 
 dkms-install: $(DKMS_FILES) packaging/dkms.conf
-	@grep -qx 'PACKAGE_VERSION="$(TANDEM_VERSION)"' packaging/dkms.conf || \
-		{ echo "packaging/dkms.conf: PACKAGE_VERSION is not $(TANDEM_VERSION) (kmod/tandem.h)" >&2; exit 1; }
+	@test -n "$(TANDEM_VERSION)" || { echo "no TANDEM_VERSION in kmod/tandem.h" >&2; exit 1; }
 	@for f in $(DKMS_FILES); do $(INSTALL) -D -m 0644 $$f $(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; done
-	$(INSTALL) -D -m 0644 packaging/dkms.conf $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+	sed 's/@TANDEM_VERSION@/$(TANDEM_VERSION)/' packaging/dkms.conf >$(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+	@chmod 0644 $(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
 ifeq ($(DESTDIR),)
 	@dkms status -m $(DKMS_NAME) -v $(TANDEM_VERSION) | grep -q . || \
 		dkms add -m $(DKMS_NAME) -v $(TANDEM_VERSION)

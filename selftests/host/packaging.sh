@@ -25,7 +25,7 @@ version=$(sed -n 's/^#define TANDEM_VERSION[[:space:]]*"\(.*\)"/\1/p' "$top/kmod
 kernels=${TANDEM_DKMS_KERNELS:-$(for m in /lib/modules/*/build/Makefile; do
 	[ -f "$m" ] && basename "$(dirname "$(dirname "$m")")"; done)}
 nk=$(echo "$kernels" | grep -c .)
-ksft_plan $((12 + 4 + nk))
+ksft_plan $((12 + 5 + nk))
 
 tmp=$(mktemp -d /tmp/tandem-pkg-XXXXXX)
 chmod 755 "$tmp"
@@ -46,8 +46,8 @@ fi
 
 # ---- dkms.conf ----
 conf=$top/packaging/dkms.conf
-ksft_check "dkms.conf: PACKAGE_VERSION is kmod/tandem.h's TANDEM_VERSION ($version)" \
-	grep -qx "PACKAGE_VERSION=\"$version\"" "$conf"
+ksft_check "dkms.conf: PACKAGE_VERSION is written by dkms-install (@TANDEM_VERSION@)" \
+	grep -qx 'PACKAGE_VERSION="@TANDEM_VERSION@"' "$conf"
 ksft_check "dkms.conf: builds kmod/tandem.ko, the module kmod/Kbuild names" \
 	sh -c "grep -qx 'BUILT_MODULE_NAME\[0\]=\"tandem\"' '$conf' &&
 	       grep -qx 'BUILT_MODULE_LOCATION\[0\]=\"kmod/\"' '$conf' &&
@@ -136,7 +136,7 @@ ksft_expect_eq "make uninstall DESTDIR PREFIX=/usr: exit 0, no file left" "$st:$
 
 # ---- DKMS ----
 if ! command -v dkms >/dev/null; then
-	for i in $(seq $((4 + nk))); do ksft_skip "dkms $i" "no dkms: run 'make deps'"; done
+	for i in $(seq $((5 + nk))); do ksft_skip "dkms $i" "no dkms: run 'make deps'"; done
 	ksft_finish
 fi
 S=$tmp/src
@@ -148,6 +148,8 @@ want=$( (echo Kbuild dkms.conf kmod/Kbuild; for o in $objs; do echo "kmod/${o%.o
 got=$(cd "$src" 2>/dev/null && find . -type f | sed 's|^\./||' | sort)
 ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds Kbuild, dkms.conf and kmod/'s sources" \
 	"$(oneline "$got")" "$(oneline "$want")"
+ksft_check "the staged dkms.conf says PACKAGE_VERSION=\"$version\" (kmod/tandem.h's TANDEM_VERSION)" \
+	grep -qx "PACKAGE_VERSION=\"$version\"" "$src/dkms.conf"
 
 # everything dkms writes goes to $tmp: its trees, its temporary files, the key
 T=$tmp/dkms
