@@ -38,6 +38,9 @@ MODULE_SUBDIR ?= updates
 INSTALL       ?= install
 
 TANDEM_VERSION := $(shell sed -n 's/^\#define TANDEM_VERSION[[:space:]]*"\(.*\)"/\1/p' kmod/tandem.h)
+# one version for the package: tandemctl --version says the module's
+CTL_CFLAGS    += -DTANDEM_VERSION='"$(TANDEM_VERSION)"'
+$(B)/ctl/cli/main.o: kmod/tandem.h
 DKMS_NAME     := tandem
 DKMS_SRCDIR   ?= /usr/src/$(DKMS_NAME)-$(TANDEM_VERSION)
 # what the module's build needs, and nothing else (the dkms test builds from it)
