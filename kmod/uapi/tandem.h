@@ -84,8 +84,9 @@ enum tandem_counter {
 	TANDEM_CNT_SKIP_MAPPED,		/* skipped: mapped into a process */
 	TANDEM_CNT_SKIP_PINNED,		/* skipped: maybe pinned for DMA */
 	TANDEM_CNT_SKIP_PRIVATE,	/* skipped: private data that could not be released */
-	TANDEM_CNT_SKIP_LARGE,		/* skipped: large folio (not handled) */
+	TANDEM_CNT_SKIP_LARGE,		/* skipped: large folio, the kernel cannot move it (6.1) */
 	TANDEM_CNT_SKIP_TARGET_FULL,	/* skipped: the target was reclaiming this dataset */
+	TANDEM_CNT_STEERED_LARGE,	/* large folios migrated whole (their pages count in STEERED) */
 	__TANDEM_CNT_MAX
 };
 
