@@ -79,3 +79,6 @@ clean:
 
 print-host-tests:
 	@echo $(HOST_TESTS)
+
+print-vm-kvers:
+	@echo $(VM_KVERS)

@@ -9,6 +9,7 @@
 #define _TANDEM_COMPAT_H
 
 #include <linux/err.h>
+#include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/version.h>
 #include <net/genetlink.h>
@@ -20,12 +21,25 @@
  * mm/filemap.c); 6.1's page version counts one page whatever the folio's
  * size (__dec_lruvec_page_state()), so only order-0 folios may go through
  * it: TANDEM_STEER_LARGE says whether large folios can be steered.
+ *
+ * Both move one page-cache reference, but the page cache holds
+ * folio_nr_pages() references on a folio (__filemap_add_folio(),
+ * filemap_free_folio()); for a large folio the other nr - 1 are moved here,
+ * as __folio_migrate_mapping() does, or truncation would free the new folio
+ * while in use and the old one would never be freed. The caller holds its
+ * own reference on old, so old is not freed here.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define TANDEM_STEER_LARGE	true
 static inline void tandem_replace_page_cache(struct folio *old, struct folio *new)
 {
+	long nr = folio_nr_pages(old);
+
+	if (nr > 1)
+		folio_ref_add(new, nr - 1);
 	replace_page_cache_folio(old, new);
+	if (nr > 1)
+		folio_put_refs(old, nr - 1);
 }
 #else
 #define TANDEM_STEER_LARGE	false

@@ -70,3 +70,17 @@ sparse: module
 endif
 
 CLEAN_FILES += kmod/tandem.ko
+
+# The kernel's netlink spec schema and ynl CLI, from Debian's linux-source-6.12
+# (selftests/host/netlink_spec.sh; the VM's 26-ynl.sh runs it through /host).
+YNL_SRC_TAR ?= /usr/src/linux-source-6.12.tar.xz
+YNL_DIR     := $(B)/ynl
+ifneq ($(wildcard $(YNL_SRC_TAR)),)
+ALL_TARGETS += $(YNL_DIR)/.stamp
+endif
+$(YNL_DIR)/.stamp: $(YNL_SRC_TAR)
+	@mkdir -p $(YNL_DIR)
+	tar -xJf $(YNL_SRC_TAR) -C $(YNL_DIR) --strip-components=1 --wildcards \
+		'linux-source-6.12/tools/net/ynl/cli.py' 'linux-source-6.12/tools/net/ynl/lib/*.py' \
+		'linux-source-6.12/Documentation/netlink/genetlink*.yaml'
+	@touch $@

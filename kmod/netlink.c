@@ -272,7 +272,7 @@ static int tandem_nl_dataset_add_doit(struct sk_buff *skb, struct genl_info *inf
 	default:
 		return err;
 	}
-	tandem_notify_dataset(TANDEM_CMD_DATASET_ADD, id, nla_data(attr));
+	tandem_notify_dataset(TANDEM_CMD_DATASET_ADD_NTF, id, nla_data(attr));
 	msg = tandem_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
@@ -292,7 +292,7 @@ static int tandem_nl_dataset_del_doit(struct sk_buff *skb, struct genl_info *inf
 	if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
 	if (!err)
-		tandem_notify_dataset(TANDEM_CMD_DATASET_DEL, nla_get_u32(attr), NULL);
+		tandem_notify_dataset(TANDEM_CMD_DATASET_DEL_NTF, nla_get_u32(attr), NULL);
 	return err;
 }
 

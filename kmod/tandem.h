@@ -19,7 +19,7 @@
 
 #include "uapi/tandem.h"
 
-#define TANDEM_VERSION		"0.1.0"
+#define TANDEM_VERSION		"0.2.0"
 /* cxl_node values besides a node id */
 #define TANDEM_NODE_AUTO	(-1)
 #define TANDEM_NODE_NONE	(-2)

@@ -26,6 +26,8 @@ enum tandem_cmd {
 	TANDEM_CMD_PREFETCH,		/* DATASET_ID [+ FILE_PATH... + PREFETCH_KBPS] (admin) */
 	TANDEM_CMD_PREFETCH_CANCEL,	/* DATASET_ID (admin) */
 	TANDEM_CMD_PREFETCH_DONE,	/* event on "events": DATASET_ID + PREFETCH_* */
+	TANDEM_CMD_DATASET_ADD_NTF,	/* event on "events": DATASET_ID + NAME */
+	TANDEM_CMD_DATASET_DEL_NTF,	/* event on "events": DATASET_ID */
 
 	__TANDEM_CMD_MAX,
 	TANDEM_CMD_MAX = __TANDEM_CMD_MAX - 1

@@ -23,7 +23,7 @@ TESTS=$(arg tests); TESTS=${TESTS:-*}
 TIMEOUT=$(arg timeout); TIMEOUT=${TIMEOUT:-300}
 SCRIPT=$(arg script)
 export VM_MODE=$(arg mode)
-export DATA_FS=$(arg fs) VM_KERNEL=$(arg kernel)
+export DATA_FS=$(arg fs) VM_KERNEL=$(arg kernel) HOST_TOP=$(arg top)
 export TANDEM_KO=/lib/tandem/tandem.ko DATA=/mnt/data TANDEM_VM=1 TERM=dumb
 
 while read -r m; do
@@ -36,7 +36,8 @@ else
 	echo "rig: cannot mount /dev/vda ($DATA_FS)" >/dev/ttyS1
 fi
 mkdir -p /host
-mount -t 9p -o trans=virtio,version=9p2000.L,ro hostroot /host 2>/dev/null || rmdir /host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host 2>/dev/null ||
+	rmdir /host
 echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
 dmesg -c >/tmp/dmesg.boot
 
@@ -75,7 +76,13 @@ if [ -n "$SCRIPT" ]; then
 else
 	for t in /tests/*; do
 		name=${t##*/}
-		case $name in $TESTS) ;; *) continue ;; esac
+		match=0	# TESTS: globs separated by commas (not expanded here)
+		set -f
+		for pat in $(echo "$TESTS" | tr ',' ' '); do
+			case $name in $pat) match=1 ;; esac
+		done
+		set +f
+		[ $match -eq 1 ] || continue
 		echo "# vm-begin $name" >&3
 		t0=$(cut -d' ' -f1 /proc/uptime)
 		case $name in

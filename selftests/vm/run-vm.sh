@@ -11,7 +11,8 @@
 #     --smp N          vCPUs, default 2
 #     --timeout S      per-test timeout inside the VM, default 300
 #     --vm-timeout S   whole-VM wall-clock limit, default 1500
-#     --tests GLOB     run only tests whose file name matches GLOB
+#     --tests GLOB     run only tests whose file name matches GLOB (or one of
+#                      several globs separated by commas)
 #     --script FILE    run FILE (sh, in /mnt/data) instead of the tests
 #     --files DIR      copy DIR's contents to /extra in the VM
 #     --mode MODE      how node 1's memory reaches the guest (VM_MODE there):
@@ -32,7 +33,7 @@
 #                      kernel. Results of a kernel other than the default carry
 #                      "@MAJOR.MINOR" (and tests see $VM_KERNEL)
 #     --fs FS          data disk filesystem: ext4 (default) or xfs (Debian's
-#                      xfsprogs; tests see $DATA_FS)
+#                      xfsprogs; tests see $DATA_FS; results carry "@xfs")
 #     --append ARGS    more kernel command-line parameters
 # The host's root is shared read-only (9p) at /host in the VM.
 #     --quiet          do not stream the TAP to stdout
@@ -84,6 +85,7 @@ sfx=''	# result names carry the mode and the kernel, except the defaults'
 [ "$mode" = numa ] || sfx=@$mode
 kshort=$(echo "$KVER" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
 [ "$KVER" = "$kdefault" ] || sfx=$sfx@$kshort
+[ "$fs" = ext4 ] || sfx=$sfx@$fs
 
 vm=$top/$B/vm
 [ -n "${VM_LOGDIR:-}" ] && vm=$VM_LOGDIR/image
@@ -178,7 +180,8 @@ tap=$logdir/tap.log
 # slab debugging (sanity checks, red zones, poisoning) of tandem.ko's own
 # caches: a use after free or an overrun there is reported as "BUG <cache>"
 append="console=ttyS0 loglevel=5 panic=-1 slub_debug=FZP,tandem_* tandem.timeout=$ttimeout"
-append="$append tandem.tests=$tests tandem.mode=$mode tandem.fs=$fs tandem.kernel=$kshort $extra_append"
+append="$append tandem.tests=$tests tandem.mode=$mode tandem.fs=$fs tandem.kernel=$kshort"
+append="$append tandem.top=$top $extra_append"	# the checkout, as seen in /host
 [ -n "$script" ] && append="$append tandem.script=$(basename "$script")"
 # node 0 (CPUs, RAM) and node 1 (memory only) as the mode wants them
 diskbus=''
@@ -221,7 +224,7 @@ timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
 	-kernel "$kernel" -initrd "$vm/initramfs.cpio" -append "$append" \
 	-drive "file=$img,if=none,id=data,format=raw$throttle" \
 	-device "virtio-blk-pci,drive=data$diskbus" \
-	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on \
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot$diskbus" \
 	-nic none -no-reboot -display none -monitor none \
 	-serial "file:$console" -serial "file:$tap" &
