@@ -9,8 +9,9 @@
  * then migrates the folios of each queued range: allocate on the target
  * node, copy, replace the page-cache entry (which moves the memcg charge),
  * add the new folio to the LRU. Only clean, uptodate, unmapped, unpinned
- * order-0 folios not under writeback, with no private data that cannot be
- * released, are moved; everything else is skipped and counted by reason.
+ * folios not under writeback, with no private data that cannot be
+ * released, are moved (large folios whole, from 6.2: compat.h); everything
+ * else is skipped and counted by reason.
  * File contents never change: the folio is locked from the checks through
  * the replacement, and writers, truncation and faults all take that lock.
  *
@@ -96,7 +97,7 @@ void tandem_steer_file_del(struct tandem_file *f)
 	lockdep_assert_held(&tandem.lock);
 	hash_del_rcu(&f->hash);
 	spin_lock_irq(&tandem_steer_lock);
-	f->dead = true;
+	WRITE_ONCE(f->dead, true);
 	was_queued = f->queued;
 	if (was_queued) {
 		list_del_init(&f->work);

@@ -21,14 +21,19 @@ for k in $kernels; do
 	quiet=--quiet
 	[ $first -eq 1 ] && quiet=''
 	first=0
-	VM_LOGDIR=$top/$B/logs/vm$tag bash selftests/vm/run-vm.sh --kernel "$k" $quiet
-	[ -z "$tag" ] && cp "$B/logs/vm$tag/vm.results" "$B/logs/vm.results" 2>/dev/null
+	if [ -z "$tag" ]; then	# build/logs/vm/ and build/logs/vm.results, as before
+		bash selftests/vm/run-vm.sh --kernel "$k" $quiet
+		results+=("$B/logs/vm.results")
+	else
+		VM_LOGDIR=$top/$B/logs/vm$tag bash selftests/vm/run-vm.sh --kernel "$k" $quiet
+		results+=("$B/logs/vm$tag/vm.results")
+	fi
 	# the module, netlink, CLI, leak and steering tests again with node 1 as
 	# dax/kmem memory in a lower tier (the path real CXL memory takes); not
 	# the fuzzer, ynl and lifetime tests, which do not depend on the memory
 	VM_LOGDIR=$top/$B/logs/vm-kmem$tag bash selftests/vm/run-vm.sh --kernel "$k" --mode kmem \
 		--tests '1*,20-*,3*,40-*,6*,7*' --quiet
-	results+=("$B/logs/vm$tag/vm.results" "$B/logs/vm-kmem$tag/vm.results")
+	results+=("$B/logs/vm-kmem$tag/vm.results")
 done
 # detection and migration on QEMU's emulated CXL device (about 70 s), on the
 # oldest kernel; steering with large folios on an XFS data disk, on the newest
