@@ -57,6 +57,26 @@ static void count_large(const volatile char *map, long n, struct folios *fo)
 		close(kf);
 }
 
+/* a shared read-only mapping of the whole file (its pages for pagemap) */
+static const volatile char *map_file(const char *path, long *npages)
+{
+	struct stat st;
+	void *map;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return MAP_FAILED;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return MAP_FAILED;
+	}
+	*npages = (st.st_size + 4095) / 4096;
+	map = *npages ? mmap(NULL, *npages * 4096, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	close(fd);
+	return map;
+}
+
 /* every file: large folios by kpageflags, then pages per node by move_pages */
 static void survey(struct folios *fo)
 {
@@ -68,7 +88,7 @@ static void survey(struct folios *fo)
 		const volatile char *map;
 
 		path_of(p, sizeof(p), k);
-		map = ds_map(p, &n);
+		map = map_file(p, &n);
 		if (map == MAP_FAILED || !map)
 			continue;
 		for (long i = 0; i < n; i++)
