@@ -17,9 +17,9 @@
 #   make uninstall      removes exactly those files (same variables)
 #   make install-list   the files install creates, one per line, DESTDIR left out
 #   make dkms-install   the module's sources to $(DKMS_SRCDIR); without DESTDIR
-#                       also `dkms add` and `dkms install`: built now for the
-#                       running kernel (DKMS_KVER= for another) and on every
-#                       kernel upgrade (packaging/dkms.conf)
+#                       also `dkms add` and `dkms install -k` for every kernel
+#                       with headers in /lib/modules (DKMS_KVER="R..." to
+#                       choose), and on every kernel upgrade (packaging/dkms.conf)
 #   make dkms-uninstall `dkms remove --all`, then the sources
 #
 # Without DESTDIR, install runs depmod (module) and ldconfig (library).
@@ -43,8 +43,11 @@ CTL_CFLAGS    += -DTANDEM_VERSION='"$(TANDEM_VERSION)"'
 $(B)/ctl/cli/main.o: kmod/tandem.h
 DKMS_NAME     := tandem
 DKMS_SRCDIR   ?= /usr/src/$(DKMS_NAME)-$(TANDEM_VERSION)
-# what the module's build needs, and nothing else (the dkms test builds from it)
-DKMS_FILES    := Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
+# the kernels dkms-install builds for: those with headers (kmod/kmod.mk's KVERS_HAVE)
+DKMS_KVER     ?= $(KVERS_HAVE)
+# what the module's build needs, and nothing else (the dkms test builds from it);
+# dkms.conf builds in kmod/, as kmod/kmod.mk does
+DKMS_FILES    := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
 		 $(wildcard kmod/*.h) $(wildcard kmod/uapi/*.h)
 
 MAN_PAGES     := Documentation/man/tandemctl.8 Documentation/man/tandem-agent.8 \
@@ -84,7 +87,7 @@ PC_FILE = $(PKGCONFIGDIR)/tandem-predict.pc
 pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
 .PHONY: install uninstall install-list install-module dkms-install dkms-uninstall \
-	print-install-module
+	print-install-module print-dkms-kvers
 
 # With everything built, install writes under $(DESTDIR) only
 # (selftests/host/packaging.sh runs it as an unprivileged user to prove it).
@@ -158,8 +161,16 @@ dkms-install: $(DKMS_FILES) packaging/dkms.conf
 ifeq ($(DESTDIR),)
 	@dkms status -m $(DKMS_NAME) -v $(TANDEM_VERSION) | grep -q . || \
 		dkms add -m $(DKMS_NAME) -v $(TANDEM_VERSION)
-	dkms install -m $(DKMS_NAME) -v $(TANDEM_VERSION) $(if $(DKMS_KVER),-k $(DKMS_KVER))
+	@test -n "$(DKMS_KVER)" || { echo "dkms-install: no kernel headers in /lib/modules: run 'make deps'" >&2; exit 1; }
+	@for k in $(DKMS_KVER); do \
+		echo "dkms install -m $(DKMS_NAME) -v $(TANDEM_VERSION) -k $$k"; \
+		dkms install -m $(DKMS_NAME) -v $(TANDEM_VERSION) -k "$$k" || exit 1; \
+	done
 endif
+
+# the kernels dkms-install builds and installs for, for the tests
+print-dkms-kvers:
+	@echo $(DKMS_KVER)
 
 dkms-uninstall:
 ifeq ($(DESTDIR),)

@@ -8,7 +8,8 @@
 #    installed, man finds the pages under D, a program builds against
 #    the headers and the static and shared library through the .pc file, the
 #    module is the one built); `make uninstall` removes it all again.
-#  - DKMS: `make dkms-install` stages the module's sources; dkms add, build
+#  - DKMS: `make dkms-install` stages the module's sources (and, without
+#    DESTDIR, would install for every kernel with headers); dkms add, build
 #    for every kernel with headers in /lib/modules (TANDEM_DKMS_KERNELS= to
 #    choose) and remove, all in a temporary DKMS tree with a temporary
 #    signing key, so nothing is registered system-wide; each module is
@@ -22,10 +23,11 @@ oneline() { echo "$1" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//'; }
 B=${B:-build}
 unset MAKEFLAGS MFLAGS MAKELEVEL
 version=$(sed -n 's/^#define TANDEM_VERSION[[:space:]]*"\(.*\)"/\1/p' "$top/kmod/tandem.h")
-kernels=${TANDEM_DKMS_KERNELS:-$(for m in /lib/modules/*/build/Makefile; do
-	[ -f "$m" ] && basename "$(dirname "$(dirname "$m")")"; done)}
+have=$(for m in /lib/modules/*/build/Makefile; do
+	[ -f "$m" ] && basename "$(dirname "$(dirname "$m")")"; done)
+kernels=${TANDEM_DKMS_KERNELS:-$have}
 nk=$(echo "$kernels" | grep -c .)
-ksft_plan $((12 + 5 + nk))
+ksft_plan $((12 + 6 + nk))
 
 tmp=$(mktemp -d /tmp/tandem-pkg-XXXXXX)
 chmod 755 "$tmp"
@@ -136,20 +138,23 @@ ksft_expect_eq "make uninstall DESTDIR PREFIX=/usr: exit 0, no file left" "$st:$
 
 # ---- DKMS ----
 if ! command -v dkms >/dev/null; then
-	for i in $(seq $((5 + nk))); do ksft_skip "dkms $i" "no dkms: run 'make deps'"; done
+	for i in $(seq $((6 + nk))); do ksft_skip "dkms $i" "no dkms: run 'make deps'"; done
 	ksft_finish
 fi
 S=$tmp/src
 make -s -C "$top" B="$B" dkms-install DESTDIR="$S" >"$tmp/dkms-install.log" 2>&1
 src=$S/usr/src/tandem-$version
 objs=$(sed -n 's/^tandem-y := //p' "$top/kmod/Kbuild")
-want=$( (echo Kbuild dkms.conf kmod/Kbuild; for o in $objs; do echo "kmod/${o%.o}.c"; done
+want=$( (echo dkms.conf kmod/Kbuild; for o in $objs; do echo "kmod/${o%.o}.c"; done
 	cd "$top" && ls kmod/*.h kmod/uapi/*.h) | tr ' ' '\n' | grep . | sort)
 got=$(cd "$src" 2>/dev/null && find . -type f | sed 's|^\./||' | sort)
-ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds Kbuild, dkms.conf and kmod/'s sources" \
+ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds dkms.conf and kmod/'s sources" \
 	"$(oneline "$got")" "$(oneline "$want")"
 ksft_check "the staged dkms.conf says PACKAGE_VERSION=\"$version\" (kmod/tandem.h's TANDEM_VERSION)" \
 	grep -qx "PACKAGE_VERSION=\"$version\"" "$src/dkms.conf"
+
+ksft_expect_eq "make dkms-install (no DESTDIR) would dkms install for every kernel with headers" \
+	"$(oneline "$(make -s -C "$top" B="$B" print-dkms-kvers)")" "$(oneline "$have")"
 
 # everything dkms writes goes to $tmp: its trees, its temporary files, the key
 T=$tmp/dkms
