@@ -894,6 +894,15 @@ static struct genl_family tandem_genl_family __ro_after_init = {
 	.mcgrps = tandem_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(tandem_mcgrps),
 	.pre_doit = tandem_nl_pre_doit,
+	/*
+	 * Without this, genetlink runs every request of the family under its
+	 * global genl_mutex, so DATASET_GET's walk of the cached folios (done
+	 * outside tandem.lock) would still stall every other request. The
+	 * handlers take tandem.lock for registry state themselves; unloading
+	 * waits for requests in flight (genl_unregister_family takes cb_lock
+	 * for writing, which every request holds for reading).
+	 */
+	.parallel_ops = true,
 };
 
 int tandem_netlink_init(void)
