@@ -52,7 +52,9 @@ static int cmd_dataset_add(int argc, char **argv)
 	out_u64("id", "dataset %llu", id);
 	out_str("name", " (%s):", argv[1]);
 	out_u64("files", " %llu files registered", added);
-	out_u64("duplicates", ", %llu duplicates\n", dups);
+	out_u64("duplicates", ", %llu duplicates", dups);
+	file_skips_print(&fl.skipped);
+	out_text("\n");
 	out_obj_close();
 close_nl:
 	tnl_close(nl);

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a warm run's samples say (calibrate.h, struct cal_warm;
+ * Documentation/model.md, "Real jobs"):
+ *
+ *  - start-up: release to the first dataset read, and the group's CPU then;
+ *  - the steady window: from 1 s after the first read (the loader fills its
+ *    prefetch queue first) to the last read of the first epoch, or to the
+ *    end of the run when it saw no boundary;
+ *  - rate: dataset bytes read in that window over its length (reads run
+ *    ahead of the step by the prefetch queue, at the step's pace);
+ *  - CPU per byte: the group's CPU in that window over those bytes;
+ *  - streams: the members that read at least a tenth of it (loader workers);
+ *  - epoch gap: the first epoch's period (first read to the first read after
+ *    the boundary's stall) minus D / rate: what a boundary costs beyond
+ *    reading D, below three polls (60 ms) none;
+ *  - the units: a boundary says how many of them one epoch is (tracker
+ *    pages, rchar bytes), else the dataset's pages or bytes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "calibrate/warm.h"
+
+#define PAGE_4K		4096ULL
+#define STALL_MIN_S	0.1	/* no read for this long near an epoch's end: the boundary */
+#define GAP_MIN_S	0.06	/* three polls */
+#define RAMP_S		1.0
+
+/* one epoch's count by the dataset's size: pages (tracker) or bytes */
+static double units_expected(const struct warm_run *w)
+{
+	double pages = 0;
+
+	if (!w->trk)
+		return w->ds->bytes;
+	for (uint32_t i = 0; i < w->ds->nfiles; i++)
+		pages += (w->ds->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+	return pages;
+}
+
+void warm_boundary_update(struct warm_run *w, double t)
+{
+	double c = w->count, u;
+
+	if (w->resumed >= 0 || w->first < 0)
+		return;
+	if (c > w->last_inc_count) {
+		u = units_expected(w);
+		if (w->last_inc_count >= 0.95 * u && w->last_inc_count <= 1.3 * u &&
+		    t - w->last_inc_t >= STALL_MIN_S) {
+			w->stall = w->last_inc_t;
+			w->stall_count = w->last_inc_count;
+			/* it resumed between the previous poll and this one */
+			w->resumed = w->n > 1 ? (w->s[w->n - 2].t + t) / 2 : t;
+		}
+		w->last_inc_t = t;
+		w->last_inc_count = c;
+	}
+}
+
+/* the count at time t (the last sample at or before it) */
+static double count_at(const struct warm_run *w, double t)
+{
+	double c = 0;
+
+	for (size_t i = 0; i < w->n && w->s[i].t <= t + 1e-9; i++)
+		c = w->s[i].count;
+	return c;
+}
+
+/* the first scan at or after t, and the last at or before t */
+static int scan_after(const struct warm_run *w, double t)
+{
+	for (int i = 0; i < w->nscans; i++)
+		if (w->scans[i].t >= t - 1e-9)
+			return i;
+	return w->nscans - 1;
+}
+
+static int scan_before(const struct warm_run *w, double t)
+{
+	for (int i = w->nscans - 1; i >= 0; i--)
+		if (w->scans[i].t <= t + 1e-9)
+			return i;
+	return 0;
+}
+
+/* members that read at least a tenth of what the group read between two scans */
+static double streams_between(const struct warm_scan *a, const struct warm_scan *b)
+{
+	double d[WARM_MAX_PROCS], total = 0;
+	int n = 0;
+
+	for (int i = 0; i < b->n; i++) {
+		d[i] = b->proc[i].rchar;
+		for (int j = 0; j < a->n; j++)
+			if (a->proc[j].pid == b->proc[i].pid)
+				d[i] -= a->proc[j].rchar;
+		total += d[i];
+	}
+	for (int i = 0; i < b->n; i++)
+		n += total > 0 && d[i] >= 0.1 * total;
+	return n ? n : 1;
+}
+
+/* the steady window [*a, *b] as two scans */
+static int steady_window(const struct warm_run *w, int *a, int *b)
+{
+	double end = w->stall >= 0 ? w->stall : w->s[w->n - 1].t;
+	double ramp = fmin(RAMP_S, 0.2 * (end - w->first));
+
+	*a = scan_after(w, w->first + ramp);
+	*b = scan_before(w, end);
+	if (*b <= *a) {
+		*a = w->first_scan;
+		*b = w->nscans - 1;
+	}
+	return *b > *a ? 0 : -ENODATA;
+}
+
+int warm_fit(const struct warm_run *w, struct cal_warm *out)
+{
+	const struct warm_scan *sa, *sb;
+	double units, bpu, bytes;
+	int a, b;
+
+	if (w->first < 0 || !w->n || steady_window(w, &a, &b))
+		return -ENODATA;
+	sa = &w->scans[a];
+	sb = &w->scans[b];
+	units = w->stall >= 0 ? w->stall_count : units_expected(w);
+	bpu = w->ds->bytes / units;
+	bytes = (count_at(w, sb->t) - count_at(w, sa->t)) * bpu;
+	if (!(bytes > 0))
+		return -ENODATA;
+	out->startup = w->first;
+	out->startup_cpu = w->scans[w->first_scan].cpu;
+	out->window_s = sb->t - sa->t;
+	out->bytes = bytes;
+	out->cpu_s = sb->cpu - sa->cpu;
+	out->rate = bytes / out->window_s;
+	out->cpu_per_byte = out->cpu_s / bytes;
+	out->streams = streams_between(sa, sb);
+	out->units_per_epoch = units;
+	out->epoch_seen = w->resumed >= 0;
+	if (out->epoch_seen)
+		out->epoch_gap = (w->resumed - w->first) - w->ds->bytes / out->rate;
+	if (out->epoch_gap < GAP_MIN_S)
+		out->epoch_gap = 0;
+	strcpy(out->method, w->trk ? "tracker" : "proc");
+	return 0;
+}
