@@ -72,6 +72,7 @@ void cal_track_close(struct cal_track *k);
 struct cal_warm_opts {
 	double window;			/* s after the first dataset read, at most (--warm-time) */
 	double first_read_limit;	/* s to wait for the first dataset read */
+	double window_bytes;		/* the model's prefetch window for this instance */
 	const char *trace;		/* write the samples here as CSV (t_s,count,cpu_s), or NULL */
 };
 
@@ -79,7 +80,8 @@ struct cal_warm_opts {
 struct cal_warm {
 	double rate;			/* dataset bytes/s in the steady window */
 	double cpu_per_byte;		/* CPU-s of the process group per dataset byte */
-	double startup;			/* s, release to the first dataset read */
+	double startup;			/* s, the model's start-up (warmfit.c) */
+	double first_read;		/* s, release to the first dataset read */
 	double startup_cpu;		/* CPU-s of the group until then */
 	double epoch_gap;		/* s per epoch boundary beyond reading; 0: none or not seen */
 	double streams;			/* members that read the dataset */

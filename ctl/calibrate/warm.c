@@ -334,7 +334,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	}
 	if (o->trace && w.n)
 		warm_trace(&w, o->trace);
-	err = err ?: warm_fit(&w, out);
+	err = err ?: warm_fit(&w, o->window_bytes, out);
 free_w:
 	free(w.s);
 	free(w.scans);

@@ -48,6 +48,6 @@ struct warm_run {
 /* Watch for the first epoch boundary (every sample). */
 void warm_boundary_update(struct warm_run *w, double t);
 /* What the samples say: rate, CPU per byte, start-up, gap, streams. */
-int warm_fit(const struct warm_run *w, struct cal_warm *out);
+int warm_fit(const struct warm_run *w, double window, struct cal_warm *out);
 
 #endif

@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a warm run's samples say (calibrate.h, struct cal_warm;
- * Documentation/model.md, "Real jobs"):
+ * Documentation/model.md, "Real jobs: the terms and how calibrate measures
+ * them"). Everything is read off the read timeline count(t), which the
+ * model reproduces: its reader runs ahead of its consumer by the window W
+ * (the instance's window=), stops at an epoch's end, and resumes after the
+ * consumer ate the epoch and the gap passed.
  *
- *  - start-up: release to the first dataset read, and the group's CPU then;
- *  - the steady window: from 1 s after the first read (the loader fills its
- *    prefetch queue first) to the last read of the first epoch, or to the
- *    end of the run when it saw no boundary;
- *  - rate: dataset bytes read in that window over its length (reads run
- *    ahead of the step by the prefetch queue, at the step's pace);
- *  - CPU per byte: the group's CPU in that window over those bytes;
+ *  - the first epoch boundary: a stall of the reads (>= 0.1 s) once the
+ *    count reached 99.8% of an epoch (the dataset's pages for the tracker,
+ *    its bytes for rchar); the count there is one epoch's worth of units;
+ *  - rate R: the slope of the reads over the second half of the first
+ *    epoch (or of the run, without a boundary): past the first batches,
+ *    which run slower (the loader fills its queue, the framework warms up);
+ *  - CPU per byte: the group's CPU over the same window, over its bytes;
  *  - streams: the members that read at least a tenth of it (loader workers);
- *  - epoch gap: the first epoch's period (first read to the first read after
- *    the boundary's stall) minus D / rate: what a boundary costs beyond
- *    reading D, below three polls (60 ms) none;
- *  - the units: a boundary says how many of them one epoch is (tracker
- *    pages, rchar bytes), else the dataset's pages or bytes.
+ *  - start-up: where the model's reader must start to be where the real
+ *    one is at the window's end: t_b - (bytes(t_b) - W) / R, at least the
+ *    first read (which the profile also keeps); the first batches' slowness
+ *    is in it;
+ *  - start-up CPU: the group's CPU at the first read;
+ *  - epoch gap: the stall minus what the model's reader waits for its
+ *    consumer there (W / R); below three polls (60 ms) none.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,7 +30,8 @@
 #include "calibrate/warm.h"
 
 #define PAGE_4K		4096ULL
-#define STALL_MIN_S	0.1	/* no read for this long near an epoch's end: the boundary */
+#define STALL_MIN_S	0.1	/* no read for this long at an epoch's end: the boundary */
+#define EPOCH_END	0.998	/* of an epoch's units: its last batches */
 #define GAP_MIN_S	0.06	/* three polls */
 #define RAMP_S		1.0
 
@@ -42,13 +49,12 @@ static double units_expected(const struct warm_run *w)
 
 void warm_boundary_update(struct warm_run *w, double t)
 {
-	double c = w->count, u;
+	double c = w->count;
 
 	if (w->resumed >= 0 || w->first < 0)
 		return;
 	if (c > w->last_inc_count) {
-		u = units_expected(w);
-		if (w->last_inc_count >= 0.95 * u && w->last_inc_count <= 1.3 * u &&
+		if (w->last_inc_count >= EPOCH_END * units_expected(w) &&
 		    t - w->last_inc_t >= STALL_MIN_S) {
 			w->stall = w->last_inc_t;
 			w->stall_count = w->last_inc_count;
@@ -105,13 +111,22 @@ static double streams_between(const struct warm_scan *a, const struct warm_scan 
 	return n ? n : 1;
 }
 
-/* the steady window [*a, *b] as two scans */
+/* the time the count first reached c */
+static double time_of(const struct warm_run *w, double c)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->s[i].count >= c)
+			return w->s[i].t;
+	return w->s[w->n - 1].t;
+}
+
+/* the steady window [*a, *b] as two scans: the second half of epoch 1 */
 static int steady_window(const struct warm_run *w, int *a, int *b)
 {
 	double end = w->stall >= 0 ? w->stall : w->s[w->n - 1].t;
-	double ramp = fmin(RAMP_S, 0.2 * (end - w->first));
+	double half = time_of(w, count_at(w, end) / 2);
 
-	*a = scan_after(w, w->first + ramp);
+	*a = scan_after(w, fmax(half, w->first + fmin(RAMP_S, 0.2 * (end - w->first))));
 	*b = scan_before(w, end);
 	if (*b <= *a) {
 		*a = w->first_scan;
@@ -120,7 +135,7 @@ static int steady_window(const struct warm_run *w, int *a, int *b)
 	return *b > *a ? 0 : -ENODATA;
 }
 
-int warm_fit(const struct warm_run *w, struct cal_warm *out)
+int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 {
 	const struct warm_scan *sa, *sb;
 	double units, bpu, bytes;
@@ -135,8 +150,7 @@ int warm_fit(const struct warm_run *w, struct cal_warm *out)
 	bytes = (count_at(w, sb->t) - count_at(w, sa->t)) * bpu;
 	if (!(bytes > 0))
 		return -ENODATA;
-	out->startup = w->first;
-	out->startup_cpu = w->scans[w->first_scan].cpu;
+	out->first_read = w->first;
 	out->window_s = sb->t - sa->t;
 	out->bytes = bytes;
 	out->cpu_s = sb->cpu - sa->cpu;
@@ -144,9 +158,12 @@ int warm_fit(const struct warm_run *w, struct cal_warm *out)
 	out->cpu_per_byte = out->cpu_s / bytes;
 	out->streams = streams_between(sa, sb);
 	out->units_per_epoch = units;
+	out->startup = sb->t - (count_at(w, sb->t) * bpu - window) / out->rate;
+	out->startup = fmin(fmax(out->startup, w->first), sb->t);
+	out->startup_cpu = w->scans[w->first_scan].cpu;
 	out->epoch_seen = w->resumed >= 0;
 	if (out->epoch_seen)
-		out->epoch_gap = (w->resumed - w->first) - w->ds->bytes / out->rate;
+		out->epoch_gap = (w->resumed - w->stall) - window / out->rate;
 	if (out->epoch_gap < GAP_MIN_S)
 		out->epoch_gap = 0;
 	strcpy(out->method, w->trk ? "tracker" : "proc");

@@ -163,7 +163,7 @@ static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
 	pi->m.streams = w->streams;
 	pi->warm = (struct profile_warm){
 		.seconds = w->seconds, .window_s = w->window_s, .bytes = w->bytes,
-		.cpu_s = w->cpu_s, .first_read_s = w->startup, .epoch_seen = w->epoch_seen,
+		.cpu_s = w->cpu_s, .first_read_s = w->first_read, .epoch_seen = w->epoch_seen,
 	};
 	snprintf(pi->warm.method, sizeof(pi->warm.method), "%s", w->method);
 	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_WARM);
@@ -189,7 +189,7 @@ static const char *warm_err(int err)
 static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 			     struct profile_inst *pi, int i)
 {
-	struct cal_warm_opts o = { .window = c->warm_time,
+	struct cal_warm_opts o = { .window = c->warm_time, .window_bytes = pi->m.window,
 				   .first_read_limit = CAL_FIRST_READ_LIMIT };
 	char job[64], trace[4096];
 	struct cal_warm w;
@@ -278,6 +278,8 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_text(", CPU %.3f s/MiB (%.2f cores)", in->cpu_per_byte * 1048576,
 		 in->cpu_per_byte * in->rate);
 	out_double("startup_s", ", start-up %.2f s", in->startup);
+	if (pi->warm.method[0])
+		out_text(" (first read %.2f s)", pi->warm.first_read_s);
 	out_double("startup_cpu_s", " (%.2f CPU-s)", in->startup_cpu);
 	out_double("epoch_gap_s", ", epoch gap %.2f s", in->epoch_gap);
 	out_text("%s", pi->warm.method[0] && !pi->warm.epoch_seen ? " (no boundary seen)" : "");
