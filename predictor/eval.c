@@ -45,7 +45,9 @@ static int ernest_arch(const struct tp_dataset *d, int *runs, int nr, int points
 	double s[64], mm[64], t[64], th[4];
 	int k = points < nr - 1 ? points : nr - 1, err;	/* one run left to score at least */
 
-	if (k < 1)
+	/* one point cannot fit Ernest's model: an architecture with fewer than
+	 * 3 runs (the biggest 224x224 ones) is not scored against Ernest */
+	if (k < 2)
 		k = nr;
 	qsort_r(runs, nr, sizeof(*runs), cmp_batch, (void *)d);
 	for (int i = 0; i < k && i < 64; i++) {

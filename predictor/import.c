@@ -344,9 +344,23 @@ static void node_shape(const struct builder *b, const struct onnx_node *nd,
 		shape[i] = d[i] > 0 && d[i] < INT32_MAX ? (int32_t)d[i] : 0;
 }
 
-/* Multiply-adds x 2 of the matrix products in one op (0 when unknown). */
+/* The enum tp_flop_class of a Conv with weight w [out, in / group, k...]. */
+static int conv_class(struct builder *b, const struct onnx_node *nd, const struct tinfo *w)
+{
+	const struct onnx_attr *g = onnx_attr_find(b->m, nd, "group");
+	double kernel = 1;
+
+	if (g && g->i > 1)
+		return TP_FLOPS_GROUP;
+	for (int i = 2; i < w->rank; i++)
+		kernel *= (double)w->dims[i];
+	return kernel == 1 ? TP_FLOPS_CONV1 : TP_FLOPS_CONVK;
+}
+
+/* Multiply-adds x 2 of the matrix products in one op (0 when unknown);
+ * *cls: their enum tp_flop_class. */
 static double op_flops(struct builder *b, const struct onnx_node *nd, const struct op_class *c,
-		       const int32_t *in, int nin, const struct tinfo *out)
+		       const int32_t *in, int nin, const struct tinfo *out, int *cls)
 {
 	const struct tinfo *w = c->w >= 0 ? &b->t[c->w] : NULL;
 	bool conv = c->prim == TP_CONV || c->prim == TP_SEP_CONV || c->prim == TP_DIL_CONV;
@@ -357,9 +371,11 @@ static double op_flops(struct builder *b, const struct onnx_node *nd, const stru
 		if (eo < 0 || ew < 0 || w->rank < 1)
 			return 0;
 		b->weighted_shaped++;
-		if (pb_str_eq(nd->op_type, "Conv") || pb_str_eq(nd->op_type, "ConvTranspose"))
+		*cls = TP_FLOPS_LINEAR;
+		if (pb_str_eq(nd->op_type, "Conv") || pb_str_eq(nd->op_type, "ConvTranspose")) {
 			k = w->dims[0] ? ew / (double)w->dims[0] : 0;
-		else if (pb_str_eq(nd->op_type, "Gather"))
+			*cls = conv_class(b, nd, w);
+		} else if (pb_str_eq(nd->op_type, "Gather"))
 			k = 0;	/* a lookup, no products */
 		else if (pb_str_eq(nd->op_type, "MatMul") && c->wi == 1 && w->rank >= 2)
 			k = (double)w->dims[w->rank - 2];
@@ -375,6 +391,7 @@ static double op_flops(struct builder *b, const struct onnx_node *nd, const stru
 	if (pb_str_eq(nd->op_type, "MatMul") && nin == 2 && in[0] >= 0 && eo >= 0) {
 		const struct tinfo *a = &b->t[in[0]];
 
+		*cls = TP_FLOPS_MATMUL;
 		if (a->rank >= 1 && a->dims[a->rank - 1] >= 0)
 			return 2.0 * eo * (double)a->dims[a->rank - 1];
 	}
@@ -549,7 +566,8 @@ static int process_node(struct builder *b, const struct onnx_node *nd, int32_t *
 {
 	struct sctx sc = { b, nd, in, 0, out, (int)nd->nout };
 	struct op_class c;
-	int nin, nact, k, err;
+	int nin, nact, k, err, cls = TP_FLOPS_LINEAR;
+	double f;
 	int32_t rep;
 
 	if (nd->nin > 4 * REP_MAX || nd->nout > 4 * REP_MAX)
@@ -580,7 +598,9 @@ static int process_node(struct builder *b, const struct onnx_node *nd, int32_t *
 	if (err || !sc.nout || out[0] < 0)
 		return err;
 	count_activation(b, nd, out[0]);
-	b->st.flops += op_flops(b, nd, &c, in, nin, &b->t[out[0]]);
+	f = op_flops(b, nd, &c, in, nin, &b->t[out[0]], &cls);
+	b->st.flops += f;
+	b->st.flops_by[cls] += f;
 	return 0;
 }
 
@@ -706,6 +726,8 @@ static void finish_stats(struct builder *b, uint32_t onnx_nodes)
 		if (b->t[i].trainable && elems(&b->t[i]) > 0)
 			b->st.params += elems(&b->t[i]);
 	b->st.flops /= b->batch;
+	for (int k = 0; k < TP_FLOP_CLASSES; k++)
+		b->st.flops_by[k] /= b->batch;
 	b->st.act_elems /= b->batch;
 	b->st.onnx_nodes = onnx_nodes;
 	b->st.shapes_known = b->weighted > 0 && b->weighted_shaped == b->weighted &&

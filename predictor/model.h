@@ -32,7 +32,9 @@ enum tp_param {
 #define TP_NUM_JOB_FEATS (3 + TP_DEV_FEATS)
 #define TP_NUM_STAT_FEATS 4
 #define TP_NUM_RES_FEATS 1
-#define TP_MAX_FEATS (TP_NUM_JOB_FEATS + TP_NUM_STAT_FEATS + TP_NUM_RES_FEATS)
+#define TP_NUM_COST_FEATS TP_FLOP_CLASSES
+#define TP_MAX_FEATS (TP_NUM_JOB_FEATS + TP_NUM_STAT_FEATS + TP_NUM_RES_FEATS + \
+		      TP_NUM_COST_FEATS)
 
 /* What the training runs covered (model file version 2), for warnings. */
 #define TP_OOD_MAX_RES 8

@@ -204,7 +204,7 @@ static int decode_header(const uint8_t *buf, size_t len, struct tp_model_config 
 	cfg->use_ghn = get32(buf + 24) != 0;
 	*nfeat = get32(buf + 28);
 	*nparams = get64(buf + 32);
-	if (*version == 1 && (cfg->features & TP_FEAT_RES))
+	if (*version == 1 && (cfg->features & (TP_FEAT_RES | TP_FEAT_COST)))
 		return tp_fail(-EBADMSG, "model file version 1 with the version 2 feature set 0x%x",
 			       cfg->features);
 	return 0;

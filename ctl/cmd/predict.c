@@ -37,7 +37,7 @@ struct predict_opts {
 enum {
 	O_BATCH = 256, O_GPUS, O_NODES, O_MODEL, O_DATA, O_OUT, O_EPOCHS, O_SEED, O_FOLDS,
 	O_POINTS, O_NO_GHN, O_NO_STATS, O_HID, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_PER_ARCH,
-	O_VERBOSE, O_LR, O_STRICT, O_NO_RES,
+	O_VERBOSE, O_LR, O_STRICT, O_NO_RES, O_NO_COST,
 };
 
 static const struct option long_opts[] = {
@@ -62,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "lr", required_argument, NULL, O_LR },
 	{ "strict", no_argument, NULL, O_STRICT },
 	{ "no-res", no_argument, NULL, O_NO_RES },
+	{ "no-cost", no_argument, NULL, O_NO_COST },
 	{ 0 }
 };
 
@@ -70,11 +71,12 @@ static const int one_opts[] = {
 	O_BATCH, O_GPUS, O_NODES, O_MODEL, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_STRICT, 0,
 };
 static const int train_opts[] = {
-	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_NO_RES, O_VERBOSE, 0,
+	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_NO_RES, O_NO_COST,
+	O_VERBOSE, 0,
 };
 static const int eval_opts[] = {
 	O_DATA, O_FOLDS, O_POINTS, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS,
-	O_NO_RES, O_PER_ARCH, O_VERBOSE, 0,
+	O_NO_RES, O_NO_COST, O_PER_ARCH, O_VERBOSE, 0,
 };
 
 static int num_opt(int opt, const char *arg, const char *verb, struct predict_opts *o)
@@ -150,6 +152,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, struct predict_
 		case O_NO_GHN: o->cfg.use_ghn = false; break;
 		case O_NO_STATS: o->cfg.features &= ~(uint32_t)TP_FEAT_STATS; break;
 		case O_NO_RES: o->cfg.features &= ~(uint32_t)TP_FEAT_RES; break;
+		case O_NO_COST: o->cfg.features &= ~(uint32_t)TP_FEAT_COST; break;
 		case O_PER_ARCH: o->per_arch = true; break;
 		case O_VERBOSE: o->train.verbose = true; break;
 		default:
@@ -425,12 +428,12 @@ TANDEM_CMD(predict, "predict", NULL, cmd_predict_one,
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
 	   "--data runs.csv [--data more.csv] --out FILE [--epochs N] [--seed S] [--lr LR] "
-	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--verbose]",
+	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--verbose]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
 	   "--data runs.csv [--data more.csv] [--folds K] [--seed S] [--ernest-points P] "
-	   "[--epochs N] [--lr LR] [--hid D] [--no-ghn] [--no-stats] [--no-res] [--per-arch] "
-	   "[--verbose]",
+	   "[--epochs N] [--lr LR] [--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] "
+	   "[--per-arch] [--verbose]",
 	   "leave-architecture-out cross-validation, ours vs Ernest")
 TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
 	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")

@@ -37,6 +37,18 @@ int tp_prim_from_name(const char *name);
 
 #define TP_S_MAX 50	/* longest shortest path that makes a virtual edge */
 
+/* The FLOPs of `flops` by kind of product: their speed differs by up to an
+ * order of magnitude on one CPU (a BLAS path for 1x1 convolutions, im2col
+ * for kxk, memory-bound depthwise and batch-1 linear layers). */
+enum tp_flop_class {
+	TP_FLOPS_CONV1,		/* Conv, 1x1 kernel, one group */
+	TP_FLOPS_CONVK,		/* Conv, larger kernel, one group (dilated included) */
+	TP_FLOPS_GROUP,		/* Conv with groups > 1 (depthwise, grouped) */
+	TP_FLOPS_LINEAR,	/* Gemm, MatMul with a parameter */
+	TP_FLOPS_MATMUL,	/* MatMul of two activations (attention) */
+	TP_FLOP_CLASSES
+};
+
 /* Cost statistics of a graph, per sample (divided by the data input's batch
  * dimension). Shapes come from the importer's own inference (static shapes
  * from the graph inputs, shape arithmetic folded); the file's value_info is
@@ -45,6 +57,7 @@ struct tp_graph_stats {
 	double params;		/* trainable parameter elements */
 	double flops;		/* forward multiply-adds x 2 of weighted ops and matmuls */
 	double act_elems;	/* output elements of all ops on the activation path */
+	double flops_by[TP_FLOP_CLASSES];	/* flops split by enum tp_flop_class */
 	double input_res;	/* sqrt(H x W) of an image data input [N, C, H, W]; 0 otherwise */
 	uint32_t onnx_nodes;	/* NodeProtos in the file (0 for text graphs) */
 	bool shapes_known;	/* every activation shape resolved, FLOPs complete */
@@ -101,6 +114,7 @@ int tp_device_query(enum tp_backend b, struct tp_device *dev);
 #define TP_FEAT_JOB	0x1	/* log batch, log GPUs, log nodes, device features */
 #define TP_FEAT_STATS	0x2	/* log params, log FLOPs, log activations, log graph nodes */
 #define TP_FEAT_RES	0x4	/* log input resolution (model files from version 2) */
+#define TP_FEAT_COST	0x8	/* log FLOPs of each enum tp_flop_class (version 2) */
 
 struct tp_model_config {
 	int hid;		/* encoder width d (multiple of 4, <= 256) */

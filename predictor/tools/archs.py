@@ -356,14 +356,18 @@ TORCHVISION_224 = [
     "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "regnet_x_400mf",
     "regnet_x_800mf", "regnet_x_1_6gf", "regnet_y_400mf", "regnet_y_800mf", "regnet_y_1_6gf",
     "googlenet", "inception_v3",
+    # the big ones (4-9 s per sample): batch 1, maybe 2 (profile.py's next_max_s)
+    "resnet101", "resnext50_32x4d", "wide_resnet50_2", "vgg16", "densenet169",
+    "efficientnet_b3", "regnet_x_3_2gf", "regnet_y_3_2gf", "convnext_tiny",
 ]
 TV_KW_224 = {
     "googlenet": {"aux_logits": False, "init_weights": True},
     "inception_v3": {"aux_logits": False, "init_weights": True},
     "efficientnet_b0": NOSD, "efficientnet_b1": NOSD, "efficientnet_b2": NOSD,
+    "efficientnet_b3": NOSD, "convnext_tiny": NOSD,
 }
 RES_224 = {"inception_v3": 299}
-DARTS_SEEDS_224 = list(range(101, 117))
+DARTS_SEEDS_224 = list(range(101, 133))
 TOKENS_224 = [
     ("vit16_l6_d192", "token", vit(6, 3, 192, 768, 16, 224)),
     ("vit16_l4_d256", "token", vit(4, 4, 256, 1024, 16, 224)),
@@ -377,8 +381,20 @@ TOKENS_224 = [
     ("mixer32_l8_d512", "token", lambda k: Mixer(k, 224, 32, 512, 8, 256, 2048)),
     ("mixer16_l4_d384", "token", lambda k: Mixer(k, 224, 16, 384, 4, 192, 1536)),
     ("mixer32_l4_d256", "token", lambda k: Mixer(k, 224, 32, 256, 4, 128, 1024)),
+    # cheaper ones (49 tokens, or few layers)
+    ("vit32_l4_d192", "token", vit(4, 3, 192, 768, 32, 224)),
+    ("vit32_l12_d192", "token", vit(12, 3, 192, 768, 32, 224)),
+    ("vit16_l2_d128", "token", vit(2, 2, 128, 512, 16, 224)),
+    ("encvit32_l6_d256_pre", "token",
+     lambda k: EncoderViT(k, 224, 32, 256, 6, 4, 1024, norm_first=True)),
+    ("encvit32_l8_d384_post", "token",
+     lambda k: EncoderViT(k, 224, 32, 384, 8, 6, 1536, norm_first=False)),
+    ("encvit16_l2_d128_pre", "token",
+     lambda k: EncoderViT(k, 224, 16, 128, 2, 2, 512, norm_first=True)),
+    ("mixer32_l6_d384", "token", lambda k: Mixer(k, 224, 32, 384, 6, 192, 1536)),
+    ("mixer16_l2_d192", "token", lambda k: Mixer(k, 224, 16, 192, 2, 96, 768)),
 ]
-PLAIN_SEEDS_224 = list(range(1, 6))
+PLAIN_SEEDS_224 = list(range(1, 13))
 
 
 def arch_set(res):

@@ -13,6 +13,10 @@ the backward pass, as users run it):
     /usr/bin/python3 predictor/tools/ddp.py --out predictor/data/ddp --allreduce
         gloo all-reduce of 2 workers for message sizes 64 KiB..64 MiB, to
         fit the ring's bandwidth and per-step latency
+    /usr/bin/python3 predictor/tools/ddp.py --out predictor/data/ddp --report
+        the ring fitted to allreduce.csv (least squares, T = S/B + 2a for
+        p = 2) and, per architecture, the predicted 2-worker iteration
+        (1-worker iteration + the formula) against the measured one
 
 Rows go to <out>/runs.csv and <out>/allreduce.csv; each call is one unit
 (run each under a lock that keeps other jobs off the machine).
@@ -142,13 +146,57 @@ def allreduce(out):
             print("allreduce %d bytes: %.4f s" % (n, t))
 
 
+def fit_ring(path):
+    """Least-squares line T = c0 + c1 S through allreduce.csv; for p = 2
+    the ring term is 2(p-1)/p S/B + 2(p-1) a = S/B + 2a."""
+    pts = []
+    with open(path) as f:
+        for ln in f:
+            if ln[0].isdigit():
+                b, t = ln.split(",")[:2]
+                pts.append((float(b), float(t)))
+    n = len(pts)
+    mx = sum(b for b, _ in pts) / n
+    my = sum(t for _, t in pts) / n
+    c1 = sum((b - mx) * (t - my) for b, t in pts) / sum((b - mx) ** 2 for b, _ in pts)
+    c0 = my - c1 * mx
+    return 1.0 / c1, c0 / 2  # B (bytes/s), a (s)
+
+
+def report(out):
+    bw, lat = fit_ring(os.path.join(out, "allreduce.csv"))
+    print("ring fitted to allreduce.csv: B = %.3f GB/s, a = %.2f ms" % (bw / 1e9, lat * 1e3))
+    print("| architecture | params | 1 worker | 2 workers, measured | predicted | error |")
+    print("|---|---|---|---|---|---|")
+    errs = []
+    with open(os.path.join(out, "runs.csv")) as f:
+        for ln in f:
+            if ln.startswith(("#", "arch,")):
+                continue
+            r = ln.rstrip("\n").split(",")
+            params, t1, t2 = int(r[3]), float(r[4]), float(r[6])
+            # p = 2: 2 (p - 1) / p * S / B + 2 (p - 1) a, S = 4 bytes per parameter
+            pred = t1 + 4.0 * params / bw + 2 * lat
+            err = (pred - t2) / t2
+            errs.append(abs(err))
+            print("| %s | %.1f M | %.3f s | %.3f s | %.3f s | %+.1f %% |" % (
+                r[0], params / 1e6, t1, t2, pred, 100 * err))
+    errs.sort()
+    print("mean |error| %.1f %% over %d architectures (median %.1f %%, max %.1f %%)" % (
+        100 * sum(errs) / len(errs), len(errs), 100 * errs[len(errs) // 2], 100 * errs[-1]))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="predictor/data/ddp")
     ap.add_argument("--arch")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--allreduce", action="store_true")
+    ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
+    if args.report:
+        return report(args.out)
     os.makedirs(args.out, exist_ok=True)
     if args.allreduce:
         allreduce(args.out)

@@ -7,7 +7,7 @@ parses the file with onnx's own protobuf code and writes one line to
 predictor/data/onnx_expect.txt:
 
   DIR/ARCH onnx_nodes=N inputs=I ops=Op:count,... ghn_nodes=G ghn_edges=E
-       prims=prim:count,... params=P flops=F acts=A
+       prims=prim:count,... params=P flops=F acts=A flops_by=F1,F2,F3,F4,F5
 
 and the shape of every node output, in node order, to
 predictor/data/shape_expect.txt ("DIR/ARCH d0xd1x.. ..." , "[]" a scalar).
@@ -34,6 +34,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+# FLOPs by kind of product (enum tp_flop_class): Conv 1x1 of one group,
+# larger Conv of one group, grouped Conv, Gemm/MatMul with a parameter,
+# MatMul of two activations
+FLOP_CLASSES = ["conv1", "convk", "group", "linear", "matmul"]
 PRIMS = ["max_pool", "avg_pool", "sep_conv", "dil_conv", "conv", "msa", "cse", "sum",
          "concat", "input", "bias", "bn", "ln", "pos_enc", "glob_avg"]
 
@@ -201,6 +205,7 @@ class Importer:
         self.nodes, self.edges = [], set()
         self.trainable = set()
         self.flops = self.acts = 0.0
+        self.flops_by = [0.0] * len(FLOP_CLASSES)
         inits = {t.name for t in g.initializer}
         for t in inits:
             self.kind[t], self.leaf[t] = "param", t
@@ -295,16 +300,19 @@ class Importer:
         return d + [0] * (4 - len(d))
 
     def op_flops(self, n, prim, wi, w, ins, out):
+        """(FLOPs, index in FLOP_CLASSES)"""
         eo = numel(self.shape.get(out))
         if prim in ("conv", "sep_conv", "dil_conv") and w:
             self.weighted += 1
             ws = self.shape.get(w)
             ew = numel(ws)
             if eo is None or ew is None or not ws:
-                return 0
+                return 0, 3
             self.weighted_shaped += 1
+            cls = 3
             if n.op_type in ("Conv", "ConvTranspose"):
                 k = ew / ws[0] if ws[0] else 0
+                cls = 2 if attr(n, "group", 1) > 1 else (0 if numel(ws[2:]) == 1 else 1)
             elif n.op_type == "Gather":
                 k = 0
             elif n.op_type == "Gemm":
@@ -313,12 +321,12 @@ class Importer:
                 k = ws[-2]
             else:
                 k = ws[-1]
-            return 2.0 * eo * k
+            return 2.0 * eo * k, cls
         if n.op_type == "MatMul" and len(ins) == 2 and ins[0] and eo is not None:
             a = self.shape.get(ins[0])
             if a and a[-1] >= 0:
-                return 2.0 * eo * a[-1]
-        return 0
+                return 2.0 * eo * a[-1], 4
+        return 0, 3
 
     def run(self):
         self.weighted = self.weighted_shaped = 0
@@ -360,7 +368,9 @@ class Importer:
                 eo = numel(self.shape.get(outs[0]))
                 if eo is not None:
                     self.acts += eo
-                self.flops += self.op_flops(n, prim, wi, w, ins, outs[0])
+                f, cls = self.op_flops(n, prim, wi, w, ins, outs[0])
+                self.flops += f
+                self.flops_by[cls] += f
         params = sum(numel(self.shape.get(t)) or 0 for t in self.trainable)
         return params, self.flops / self.batch, self.acts / self.batch
 
@@ -382,12 +392,13 @@ def line(path, data):
     outs = [o for n in g.node for o in n.output if o]
     shape_line = arch + " " + " ".join(fmt_shape(imp.shape.get(o)) for o in outs)
     return "%s onnx_nodes=%d inputs=%d ops=%s ghn_nodes=%d ghn_edges=%d prims=%s " \
-        "params=%d flops=%.17g acts=%.17g" % (
+        "params=%d flops=%.17g acts=%.17g flops_by=%s" % (
             arch, len(g.node), len(g.input),
             ",".join("%s:%d" % kv for kv in sorted(ops.items())),
             len(imp.nodes), len(imp.edges),
             ",".join("%s:%d" % (p, prims[p]) for p in PRIMS if prims[p]),
-            params, flops, acts), shape_line
+            params, flops, acts,
+            ",".join("%.17g" % (f / imp.batch) for f in imp.flops_by)), shape_line
 
 
 def main():

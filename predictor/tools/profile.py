@@ -76,6 +76,16 @@ class Settings:
             self.min_batches = 3   # 1, 2 and 4 always
             self.max_iter_s = 1.0  # 8 only when an iteration at 4 takes under a second
             self.hard_max_s = float("inf")
+        # no next batch size when it would take longer than this (it costs
+        # about twice the last one): the big models get batch 1 (and 2) only
+        self.next_max_s = 10.0 if res == 224 else float("inf")
+
+    def more(self, done, last_s):
+        """Whether to time the next batch size after `done` of them, the
+        last taking `last_s` per iteration."""
+        if last_s > self.hard_max_s or 2 * last_s > self.next_max_s:
+            return False
+        return done < self.min_batches or last_s <= self.max_iter_s
 
 
 def export_onnx(model, path, res, infer_shapes, opset, device):
@@ -186,9 +196,10 @@ def header_lines(st, device):
             onnx.__version__),
         "# torch threads 1; input %s; %d classes; SGD momentum 0.9; warm-up %d; "
         "median of %d (1 and 3 when an iteration takes > %.1f s); batches beyond the first %d "
-        "skipped once an iteration exceeds %.1f s, any beyond %.1f s" % (
+        "skipped once an iteration exceeds %.1f s, any beyond %.1f s; none after an iteration "
+        "over %.1f s" % (
             res, st.classes, WARMUP, REPS, SLOW_S, st.min_batches, st.max_iter_s,
-            st.hard_max_s),
+            st.hard_max_s, st.next_max_s / 2),
         "# time_*_s: %s per iteration; wall_median_s: wall time" % (
             "wall time between CUDA synchronisations" if device == "cuda" else
             "process CPU time (= wall time on a dedicated core)"),
@@ -201,10 +212,15 @@ COLS = ("arch,family,onnx,batch,gpus,nodes,threads,params,time_median_s,time_min
 
 
 def done_archs(csv):
-    if not os.path.exists(csv):
-        return set()
-    with open(csv) as f:
-        return {ln.split(",")[0] for ln in f if ln and not ln.startswith(("#", "arch,"))}
+    """Architectures in `csv` or in the held-out file beside it (runs kept
+    out of training are done too)."""
+    done = set()
+    for path in (csv, os.path.join(os.path.dirname(csv), "heldout.csv")):
+        if os.path.exists(path):
+            with open(path) as f:
+                done |= {ln.split(",")[0] for ln in f
+                         if ln.strip() and not ln.startswith(("#", "arch,"))}
+    return done
 
 
 def profile_arch(entry, st, args, csv):
@@ -221,47 +237,108 @@ def profile_arch(entry, st, args, csv):
         med, mn, mad, wall = time_batch(model, opt, b, res, st.classes, args.device)
         rows.append("%s,%s,%s,%d,1,1,1,%d,%.6f,%.6f,%.6f,%.6f" % (
             name, family, rel, b, params, med, mn, mad, wall))
-        if med > st.hard_max_s or (len(rows) >= st.min_batches and med > st.max_iter_s):
+        if not st.more(len(rows), med):
             break
-    with open(csv, "a") as f:
-        f.write("\n".join(rows) + "\n")
+    with open(csv) as f:
+        merged = any(ln.startswith("arch,") and "pass1_s" in ln for ln in f)
+    with open(csv, "a") as f:  # a merged CSV: this is pass 1 of these runs
+        f.write("\n".join(r + (",%s," % r.split(",")[8] if merged else "") for r in rows) + "\n")
     return rows
+
+
+def estimate(todo, st, args):
+    """Projected CPU time of one pass: one warm-up and one timed iteration
+    at batch 1 per architecture, the export timed, the batch policy applied
+    with time linear in the batch (an upper bound: it is sublinear here).
+    Architectures done in OUT are left out; the graphs go to a temporary
+    directory (printed), to check that they import. Not a measurement to
+    report; run it under `heavy`."""
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="profile-estimate-")
+    done = done_archs(os.path.join(args.out, "runs.csv"))
+    todo = [t for t in todo if t[0] not in done]
+    print("graphs in %s; %d architectures done in %s are left out" % (tmp, len(done), args.out))
+    total = 0.0
+    print("%-24s %8s %8s %8s %s" % ("arch", "iter1_s", "export_s", "pass_s", "batches"))
+    for name, _, build, res in todo:
+        torch.manual_seed(0)
+        try:
+            t0 = time.process_time()
+            model = build(st.classes).to(args.device)
+            export_onnx(model, os.path.join(tmp, name + ".onnx"), res, args.infer_shapes,
+                        args.opset, args.device)
+            t_exp = time.process_time() - t0
+            opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+            x = torch.randn(1, 3, res, res)
+            y = torch.randint(0, st.classes, (1,))
+            for _ in range(2):  # the second one when the first (warm-up) was short
+                c0 = time.process_time()
+                opt.zero_grad(set_to_none=True)
+                nn.CrossEntropyLoss()(model(x), y).backward()
+                opt.step()
+                t1 = time.process_time() - c0
+                if t1 > 2.0:
+                    break
+        except Exception as e:  # an architecture that does not build or export
+            print("%-24s FAILED: %s" % (name, str(e)[:200]), flush=True)
+            continue
+        cost, bs = ESTIMATE_START_S + t_exp, []
+        for b in st.batches:
+            t = t1 * b
+            cost += t * ((1 + 3) if t > SLOW_S else (WARMUP + REPS))
+            bs.append(b)
+            if not st.more(len(bs), t):
+                break
+        total += cost
+        print("%-24s %8.3f %8.1f %8.1f %s" % (name, t1, t_exp, cost,
+                                              ",".join(map(str, bs))), flush=True)
+    print("projected: %.1f min of CPU for one pass over %d architectures "
+          "(plus each unit's wait for the machine)" % (total / 60, len(todo)))
+    return 0
+
+
+ESTIMATE_START_S = 6.0  # a unit's interpreter start and torch/torchvision/onnx import
 
 
 def merge(out, other):
     """Combine two passes: time_median_s becomes the smaller of the two
     passes' medians (contention only ever slows an iteration down); both
-    passes stay in pass1_s/pass2_s so the noise is on record."""
+    passes stay in pass1_s/pass2_s so the noise is on record. Idempotent: a
+    CSV merged before keeps its pass1_s and, for runs not in `other`, its
+    pass2_s."""
     def read(path):
         head, rows = [], {}
         with open(path) as f:
             for ln in f:
                 if ln.startswith("#"):
-                    head.append(ln.rstrip("\n"))
-                elif not ln.startswith("arch,"):
+                    if not ln.startswith("# merged:"):
+                        head.append(ln.rstrip("\n"))
+                elif ln.strip() and not ln.startswith("arch,"):
                     r = ln.rstrip("\n").split(",")
-                    rows[(r[0], int(r[3]))] = r
+                    rows[(r[0], int(r[3]))] = r + [""] * (14 - len(r))
         return head, rows
     csv = os.path.join(out, "runs.csv")
     head, a = read(csv)
     _, b = read(os.path.join(other, "runs.csv"))
-    both = [k for k in a if k in b]
-    diff = sorted(abs(float(b[k][8]) - float(a[k][8])) / float(a[k][8]) for k in both)
+    rows = []
+    for k in list(a) + [k for k in b if k not in a]:
+        ra, rb = a.get(k), b.get(k)
+        r = list(ra or rb)
+        p1 = (ra[12] or ra[8]) if ra else ""
+        p2 = rb[8] if rb else ra[13]
+        if ra and rb and float(rb[8]) < float(ra[8]):
+            r[8:12] = rb[8:12]
+        rows.append(r[:12] + [p1, p2])
+    diff = sorted(abs(float(r[13]) - float(r[12])) / float(r[12]) for r in rows
+                  if r[12] and r[13])
     lines = head + [
         "# merged: two passes; time_median_s = min of the passes' medians; %d runs in both, "
         "mean |pass2 - pass1| / pass1 = %.1f%% (median %.1f%%)" % (
-            len(both), 100 * sum(diff) / len(diff), 100 * diff[len(diff) // 2]),
-        COLS + ",pass1_s,pass2_s"]
-    for k in list(a) + [k for k in b if k not in a]:
-        ra, rb = a.get(k), b.get(k)
-        r = list(ra or rb)[:12]
-        t1, t2 = (ra[8] if ra else ""), (rb[8] if rb else "")
-        if ra and rb and float(rb[8]) < float(ra[8]):
-            r[8:12] = rb[8:12]
-        lines.append(",".join(r + [t1, t2]))
+            len(diff), 100 * sum(diff) / len(diff), 100 * diff[len(diff) // 2]),
+        COLS + ",pass1_s,pass2_s"] + [",".join(r) for r in rows]
     with open(csv, "w") as f:
         f.write("\n".join(lines) + "\n")
-    print("merged %d + %d rows (%d in both)" % (len(a), len(b), len(both)))
+    print("merged %d + %d rows (%d in both)" % (len(a), len(b), len(diff)))
 
 
 def run_each(todo, args):
@@ -301,6 +378,9 @@ def main():
                     "process, run under CMD")
     ap.add_argument("--merge", metavar="DIR",
                     help="merge DIR/runs.csv, a second pass, into OUT/runs.csv")
+    ap.add_argument("--estimate", action="store_true",
+                    help="project the CPU time of one pass (time one iteration at batch 1 "
+                    "per architecture not done in OUT)")
     ap.add_argument("--export-only", action="store_true",
                     help="re-export the ONNX graphs of the listed architectures, no timing")
     args = ap.parse_args()
@@ -327,6 +407,8 @@ def main():
     torch.set_num_threads(1)
     if args.res == 32:
         archs.static_shuffle()
+    if args.estimate:
+        return estimate(todo, st, args)
     os.makedirs(os.path.join(args.out, "onnx"), exist_ok=True)
     csv = os.path.join(args.out, "runs.csv")
     if not os.path.exists(csv):

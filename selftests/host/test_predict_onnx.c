@@ -85,6 +85,24 @@ static void check_raw(struct __test_metadata *_metadata, const char *arch, const
 	EXPECT_EQ(hist_total(ops), (long)m->nnodes);
 }
 
+/* "F1,F2,..": the FLOPs by enum tp_flop_class, which add up to flops */
+static void check_flops_by(struct __test_metadata *_metadata, const char *arch, const char *list,
+			   const struct tp_graph_stats *st)
+{
+	double sum = 0;
+	char *end;
+
+	ASSERT_NE(NULL, list) TH_LOG("%s: no flops_by", arch);
+	for (int k = 0; k < TP_FLOP_CLASSES; k++, list = end + (*end == ',')) {
+		double want = strtod(list, &end);
+
+		EXPECT_LE(fabs(want - st->flops_by[k]), 1e-9 * st->flops)
+			TH_LOG("%s: flops class %d: %g vs %g", arch, k, want, st->flops_by[k]);
+		sum += st->flops_by[k];
+	}
+	EXPECT_LE(fabs(sum - st->flops), 1e-9 * st->flops) TH_LOG("%s", arch);
+}
+
 static void check_ghn(struct __test_metadata *_metadata, const char *arch, const char *line,
 		      const struct tp_graph *g)
 {
@@ -109,6 +127,7 @@ static void check_ghn(struct __test_metadata *_metadata, const char *arch, const
 	flops = strtod(field(line, "acts"), NULL);
 	EXPECT_LE(fabs(flops - st.act_elems), 1e-9 * flops)
 		TH_LOG("%s: activations %g vs %g", arch, flops, st.act_elems);
+	check_flops_by(_metadata, arch, field(line, "flops_by"), &st);
 	EXPECT_TRUE(st.shapes_known);
 	EXPECT_EQ(0, st.unresolved) TH_LOG("%s: %s", arch, st.unresolved_at);
 	EXPECT_EQ(0, st.eval_bn + st.folded_bn) TH_LOG("%s", arch);
