@@ -72,7 +72,7 @@ void cal_track_close(struct cal_track *k);
 struct cal_warm_opts {
 	double window;			/* s after the first dataset read, at most (--warm-time) */
 	double first_read_limit;	/* s to wait for the first dataset read */
-	double window_bytes;		/* the model's prefetch window for this instance */
+	double window_bytes;		/* window= given for this instance; 0: measure it */
 	const char *trace;		/* write the samples here as CSV (t_s,count,cpu_s), or NULL */
 };
 
@@ -82,6 +82,8 @@ struct cal_warm {
 	double cpu_per_byte;		/* CPU-s of the process group per dataset byte */
 	double startup;			/* s, the model's start-up (warmfit.c) */
 	double first_read;		/* s, release to the first dataset read */
+	double window;			/* bytes the reads run ahead of the step (warmfit.c) */
+	bool window_measured;		/* false: window= given, taken as it is */
 	double startup_cpu;		/* CPU-s of the group until then */
 	double epoch_gap;		/* s per epoch boundary beyond reading; 0: none or not seen */
 	double streams;			/* members that read the dataset */

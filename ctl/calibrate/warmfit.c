@@ -15,6 +15,10 @@
  *    which run slower (the loader fills its queue, the framework warms up);
  *  - CPU per byte: the group's CPU over the same window, over its bytes;
  *  - streams: the members that read at least a tenth of it (loader workers);
+ *  - the run-ahead W (the instance's window, unless window= was given):
+ *    the steady line's bytes back at the first read, bytes(t_b) - R (t_b -
+ *    first read), at least 0: what the loader read ahead of the step (its
+ *    workers x prefetch batches) less what its first, slower steps lost;
  *  - start-up: where the model's reader must start to be where the real
  *    one is at the window's end: t_b - (bytes(t_b) - W) / R, at least the
  *    first read (which the profile also keeps); the first batches' slowness
@@ -138,7 +142,7 @@ static int steady_window(const struct warm_run *w, int *a, int *b)
 int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 {
 	const struct warm_scan *sa, *sb;
-	double units, bpu, bytes;
+	double units, bpu, bytes, read_b, ahead;
 	int a, b;
 
 	if (w->first < 0 || !w->n || steady_window(w, &a, &b))
@@ -158,12 +162,22 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	out->cpu_per_byte = out->cpu_s / bytes;
 	out->streams = streams_between(sa, sb);
 	out->units_per_epoch = units;
-	out->startup = sb->t - (count_at(w, sb->t) * bpu - window) / out->rate;
+	/*
+	 * The run-ahead W: where the steady line is back at the first read
+	 * (the loader's first batches came faster than the step eats them);
+	 * at most what epoch 1 had read at the window's end. Then the start-up
+	 * puts the model's consumer where the line says the real one is.
+	 */
+	read_b = count_at(w, sb->t) * bpu;
+	ahead = read_b - out->rate * (sb->t - w->first);
+	out->window = window > 0 ? window : fmin(fmax(ahead, 0), read_b);
+	out->window_measured = !(window > 0);
+	out->startup = sb->t - (read_b - out->window) / out->rate;
 	out->startup = fmin(fmax(out->startup, w->first), sb->t);
 	out->startup_cpu = w->scans[w->first_scan].cpu;
 	out->epoch_seen = w->resumed >= 0;
 	if (out->epoch_seen)
-		out->epoch_gap = (w->resumed - w->stall) - window / out->rate;
+		out->epoch_gap = (w->resumed - w->stall) - out->window / out->rate;
 	if (out->epoch_gap < GAP_MIN_S)
 		out->epoch_gap = 0;
 	strcpy(out->method, w->trk ? "tracker" : "proc");

@@ -161,9 +161,11 @@ static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
 	pi->m.startup_cpu = w->startup_cpu;
 	pi->m.epoch_gap = w->epoch_gap;
 	pi->m.streams = w->streams;
+	pi->m.window = w->window;
 	pi->warm = (struct profile_warm){
 		.seconds = w->seconds, .window_s = w->window_s, .bytes = w->bytes,
 		.cpu_s = w->cpu_s, .first_read_s = w->first_read, .epoch_seen = w->epoch_seen,
+		.window_measured = w->window_measured,
 	};
 	snprintf(pi->warm.method, sizeof(pi->warm.method), "%s", w->method);
 	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_WARM);
@@ -189,12 +191,15 @@ static const char *warm_err(int err)
 static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 			     struct profile_inst *pi, int i)
 {
-	struct cal_warm_opts o = { .window = c->warm_time, .window_bytes = pi->m.window,
+	struct cal_warm_opts o = { .window = c->warm_time,
 				   .first_read_limit = CAL_FIRST_READ_LIMIT };
 	char job[64], trace[4096];
 	struct cal_warm w;
 	int err;
 
+	/* window= given: the fit takes it; else it measures the run-ahead */
+	if (i < c->args.nspec && strstr(c->args.spec_str[i], "window="))
+		o.window_bytes = pi->m.window;
 	snprintf(job, sizeof(job), "calibrate-%s", pi->m.name);
 	if (c->trace && snprintf(trace, sizeof(trace), "%s%s.csv", c->trace, pi->m.name) <
 	    (int)sizeof(trace))
@@ -284,6 +289,9 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_double("epoch_gap_s", ", epoch gap %.2f s", in->epoch_gap);
 	out_text("%s", pi->warm.method[0] && !pi->warm.epoch_seen ? " (no boundary seen)" : "");
 	out_double("streams", ", %.0f read streams", in->streams > 0 ? in->streams : 1);
+	out_double("window_bytes", NULL, in->window);
+	out_text(", read-ahead %s%s", units_fmt_size(in->window, b, sizeof(b)),
+		 pi->warm.method[0] && pi->warm.window_measured ? " (measured)" : "");
 	if (pi->warm.method[0]) {
 		out_obj_open("warm_run");
 		out_double("seconds", "; warm run %.1f s", pi->warm.seconds);

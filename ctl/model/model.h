@@ -185,8 +185,9 @@ struct profile_warm {
 	double window_s;		/* the rate's window (after the first read) */
 	double bytes;			/* dataset bytes read in it */
 	double cpu_s;			/* CPU of the process group in it */
-	double first_read_s;		/* = startup */
+	double first_read_s;		/* release to the first dataset read */
 	bool epoch_seen;		/* an epoch boundary was in the run */
+	bool window_measured;		/* window_bytes is the measured run-ahead */
 	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
 };
 

@@ -174,6 +174,7 @@ static void save_warm(struct jw *w, const struct profile_warm *wm)
 	jw_double(w, "bytes", wm->bytes);
 	jw_double(w, "cpu_s", wm->cpu_s);
 	jw_bool(w, "epoch_seen", wm->epoch_seen);
+	jw_bool(w, "window_measured", wm->window_measured);
 	jw_obj_close(w);
 }
 
@@ -390,6 +391,7 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	load_num(o, "bytes", &wm->bytes, false);
 	load_num(o, "cpu_s", &wm->cpu_s, false);
 	wm->epoch_seen = json_is_true(json_object_get(o, "epoch_seen"));
+	wm->window_measured = json_is_true(json_object_get(o, "window_measured"));
 }
 
 static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
