@@ -47,7 +47,8 @@ struct inst_state {
 	double rate;		/* consumer rate until the next event */
 	double spos;		/* ST_START: start-up done, in seconds of it alone */
 	double srate;		/* ST_START: start-up seconds per second (< 1: CPUs short) */
-	double gap_left;	/* > 0: in an epoch gap, seconds of it left */
+	bool in_gap;		/* in an epoch gap */
+	double gap_left;	/* seconds of it left */
 	uint32_t open;		/* the last epoch the reader may read; UINT32_MAX: all */
 };
 
@@ -417,7 +418,7 @@ static void reader_advance(struct model *m, int i, struct model_result *res)
 	struct inst_state *st = &m->st[i];
 	struct model_inst_result *r = &res->inst[i];
 
-	if (st->state != ST_RUN || st->wait != NONE || st->gap_left > 0)
+	if (st->state != ST_RUN || st->wait != NONE || st->in_gap)
 		return;
 	while (st->rpos < st->total && st->rpos < barrier_of(m, st) &&
 	       (st->rpos + 1) * m->s - st->cpos <= st->window + m->eps) {
@@ -474,7 +475,7 @@ static void consumer_rates(struct model *m)
 	for (i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
 		const struct model_inst *in = &m->inst[i];
-		bool busy = st->state == ST_RUN && st->gap_left <= 0 &&
+		bool busy = st->state == ST_RUN && !st->in_gap &&
 			    st->rpos * m->s - st->cpos > m->eps;
 
 		st->rate = busy ? in->rate : 0;
@@ -532,8 +533,8 @@ static double inst_next(struct model *m, int i)
 
 	if (st->state == ST_START)
 		return st->srate > 0 ? (m->inst[i].startup - st->spos) / st->srate : dt;
-	if (st->state == ST_RUN && st->gap_left > 0)
-		return st->gap_left;
+	if (st->state == ST_RUN && st->in_gap)
+		return fmax(st->gap_left, 0);
 	if (st->state != ST_RUN || st->rate <= 0)
 		return dt;
 	/*
@@ -579,6 +580,7 @@ static bool inst_epoch_gap(struct model *m, int i)
 		st->open = (st->rpos - 1) / m->K;
 	if (st->rpos != barrier_of(m, st) || st->rpos >= st->total)
 		return false;
+	st->in_gap = true;
 	st->gap_left = m->inst[i].epoch_gap;
 	st->rate = 0;
 	return true;
@@ -607,9 +609,10 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 	}
 	if (st->state != ST_RUN)
 		return INFINITY;
-	if (st->gap_left > 0) {
+	if (st->in_gap) {
 		if (st->gap_left > 1e-9)
 			return st->gap_left;
+		st->in_gap = false;
 		st->gap_left = 0;
 		st->open++;
 	}
@@ -647,7 +650,7 @@ static void advance(struct model *m, double dt)
 
 		if (st->state == ST_START)
 			st->spos = min2(st->spos + st->srate * dt, m->inst[i].startup);
-		else if (st->state == ST_RUN && st->gap_left > 0)
+		else if (st->state == ST_RUN && st->in_gap)
 			st->gap_left -= dt;
 		else if (st->state == ST_RUN)
 			st->cpos = min2(st->cpos + st->rate * dt, st->rpos * m->s);
@@ -699,6 +702,7 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 		st->perm_epoch = UINT32_MAX;
 		st->spos = 0;
 		st->srate = 1;
+		st->in_gap = false;
 		st->gap_left = 0;
 		/* a job with a gap reads epoch by epoch, as a DataLoader does */
 		st->open = m->inst[i].epoch_gap > 0 ? 0 : UINT32_MAX;
