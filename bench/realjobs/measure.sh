@@ -13,7 +13,7 @@
 #   measure.sh importcpu             CPU seconds of python3 + import torch, torchvision
 #   measure.sh share ARCH WORKERS    warm rate alone vs with a second job (2 cores)
 #   measure.sh storage MODE          cold epoch at the cap: alone, shared2, separate2, shared3, separate3
-#   measure.sh calibrate             tandemctl calibrate on the flat folder with the two jobs
+#   measure.sh calibrate             tandemctl calibrate on dataset a (its ImageFolder tree) with the two jobs
 #   measure.sh run STAGGER           tandemctl run of the two jobs (cold) at STAGGER (or auto)
 #   measure.sh down                  remove the store
 #
@@ -72,7 +72,7 @@ startup)
 	# exec -> first dataset read: B (date) is released when the tracker has seen
 	# A (train.py, cold) load its first dataset pages (progress: 1e-4 of the pages)
 	cold
-	"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/flat" --stagger progress:0.0001 --no-register \
+	"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/train" --stagger progress:0.0001 --no-register \
 		--report "$OUT/startup-run.json" -- "${TR[@]}" "$MNT/a/train" "${FAST[@]}" --epochs 1 ::: true >/dev/null 2>&1
 	r=$(jq -c '{first_read_s: (.instances[1].start_s - .instances[0].start_s),
 		progress: .instances[0].progress_at_next_release, epoch1_end_s: .instances[0].end_s}' \
@@ -89,7 +89,7 @@ startupmode)
 	case $2 in
 	tracked|untracked)
 		opt=(--stagger progress:0.0001) && [ "$2" = untracked ] && opt=(--stagger 0 --no-track)
-		"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/flat" "${opt[@]}" --no-register \
+		"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/train" "${opt[@]}" --no-register \
 			--report "$OUT/startup-run.json" -- \
 			sh -c 'T0=$(date +%s.%N); echo "$T0" > "$0.t0"; exec env T0="$T0" "$@"' "$OUT/st" "${sp[@]}" \
 			::: sh -c 'date +%s.%N > "$0.t1"' "$OUT/st" >"$OUT/startup-run.out" 2>&1
@@ -155,18 +155,20 @@ storage)
 	;;
 calibrate)
 	cold
-	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$MNT/a/flat" --sample 0 --warm-time 10s \
+	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$MNT/a/train" --sample 0 --warm-time 10s \
 		-o "$OUT/profile.json" \
 		--instance name=slow,order=indep,epochs=2,seed=1 --instance name=fast,order=indep,epochs=2,seed=2 -- \
 		"${TR[@]}" "$MNT/a/train" "${SLOW[@]}" --epochs 2 --seed 1 ::: "${TR[@]}" "$MNT/a/train" "${FAST[@]}" --epochs 2 --seed 2 \
 		>"$OUT/calibrate.out" 2>&1
 	record calibrate "$(jq -c '{calibration_seconds, bw: .storage.bandwidth_bps,
-		rates: [.instances[] | .rate_bps], dataset: .dataset.bytes}' "$OUT/profile.json")"
+		rates: [.instances[] | .rate_bps], dataset: .dataset.bytes,
+		terms: [.instances[] | {name, cpu_s_per_byte, startup_s, startup_cpu_s, epoch_gap_s,
+			streams, window_bytes, first_read_s: .warm_run.first_read_s}]}' "$OUT/profile.json")"
 	;;
 run)
 	st=$2
 	cold
-	"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/flat" --profile "$OUT/profile.json" --stagger "$st" \
+	"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/train" --profile "$OUT/profile.json" --stagger "$st" \
 		--no-register --report "$OUT/run.json" -- \
 		"${TR[@]}" "$MNT/a/train" "${SLOW[@]}" --epochs 2 --seed 1 ::: "${TR[@]}" "$MNT/a/train" "${FAST[@]}" --epochs 2 --seed 2 \
 		>"$OUT/run.out" 2>&1

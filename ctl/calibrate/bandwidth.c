@@ -24,6 +24,7 @@ struct bw_run {
 	atomic_uint_fast64_t bytes;
 	uint64_t bytes_at_stop;
 	double t_start, t_stop;
+	double limit;		/* s; 0: until the first reader runs out */
 	int err;
 };
 
@@ -49,6 +50,8 @@ static int bw_read_sample(struct bw_run *r, const struct lg_sample *s, unsigned 
 		}
 		done += got;
 		atomic_fetch_add(&r->bytes, got);
+		if (r->limit > 0 && now_s() - r->t_start >= r->limit)
+			break;
 	}
 	close(fd);
 	return err;
@@ -65,10 +68,13 @@ static void *bw_reader_fn(void *arg)
 	while (!r->go)
 		pthread_cond_wait(&r->go_cv, &r->mu);
 	pthread_mutex_unlock(&r->mu);
-	for (uint64_t s = rd->idx; !err && s < r->nsamples && !atomic_load(&r->stop); s += r->k)
+	for (uint64_t s = rd->idx; !err && s < r->nsamples && !atomic_load(&r->stop); s += r->k) {
 		err = bw_read_sample(r, &r->ds->samples[s], buf);
+		if (r->limit > 0 && now_s() - r->t_start >= r->limit)
+			break;
+	}
 	pthread_mutex_lock(&r->mu);
-	/* the first reader to run out ends the window of k concurrent streams */
+	/* the first reader to run out (or the time limit) ends the window of k streams */
 	if (!atomic_exchange(&r->stop, true)) {
 		r->t_stop = now_s();
 		r->bytes_at_stop = atomic_load(&r->bytes);
@@ -103,9 +109,9 @@ static int bw_threads(struct bw_run *r, struct bw_reader *rd)
 }
 
 int cal_bandwidth(const struct lg_dataset *ds, uint64_t nsamples, int k,
-		  enum cal_cold how, struct cal_bw *out)
+		  enum cal_cold how, double limit, struct cal_bw *out)
 {
-	struct bw_run r = { .ds = ds, .nsamples = nsamples, .k = k };
+	struct bw_run r = { .ds = ds, .nsamples = nsamples, .k = k, .limit = limit };
 	struct bw_reader *rd = calloc(k, sizeof(*rd));
 	int err;
 

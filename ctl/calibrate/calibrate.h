@@ -3,9 +3,10 @@
  * Measurements behind a calibration profile (model/model.h): cold-read
  * bandwidth with k concurrent readers (bandwidth.c, on the samples of
  * cold.c), memory the page cache can use per NUMA node and which node is the
- * CXL one (memory.c), an instance's compute-bound rate from a short warm run
- * of its command (warm.c), and the storage and memory part of a profile from
- * all of them (profile.c).
+ * CXL one (memory.c), what a short warm run of an instance's command says
+ * about it (warm.c runs and samples it, warmfit.c reads the samples: rate,
+ * CPU per byte, start-up, epoch gap, read streams), and the storage and
+ * memory part of a profile from all of them (profile.c).
  */
 #ifndef TANDEM_CTL_CALIBRATE_H
 #define TANDEM_CTL_CALIBRATE_H
@@ -15,6 +16,7 @@
 
 #include "loadgen/loadgen.h"
 #include "model/model.h"
+#include "tracker/tracker.h"
 
 enum cal_cold {
 	/*
@@ -41,29 +43,77 @@ struct cal_bw {
 
 /*
  * Cold-read the first nsamples samples with k reader threads on disjoint
- * samples (round robin), stopping all when the first one runs out.
+ * samples (round robin), stopping all when the first one runs out or after
+ * limit seconds (0: no limit).
  */
 int cal_bandwidth(const struct lg_dataset *ds, uint64_t nsamples, int k,
-		  enum cal_cold how, struct cal_bw *out);
+		  enum cal_cold how, double limit, struct cal_bw *out);
 /* How many leading samples make up at least bytes (all if 0). */
 uint64_t cal_sample_count(const struct lg_dataset *ds, double bytes);
 
 /* Per-node memory, the CXL node and cache capacities into p. */
 int cal_memory(struct profile *p);
 
+/* Read the first `bytes` of the dataset (samples in order) into the page cache. */
+int cal_warm_dataset(const struct lg_dataset *ds, double bytes);
+
+/* The tracker, when it can be used, for warm runs: the dataset registered. */
+struct cal_track {
+	bool ok;
+	bool loaded_here;
+	struct tracker t;
+	uint32_t dataset;
+};
+
+/* Load (sized for ds) or open the tracker and register ds as `name`; -errno when it cannot. */
+int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char *name);
+void cal_track_close(struct cal_track *k);
+
+struct cal_warm_opts {
+	double window;			/* s after the first dataset read, at most (--warm-time) */
+	double first_read_limit;	/* s to wait for the first dataset read */
+	double window_bytes;		/* window= given for this instance; 0: measure it */
+	const char *trace;		/* write the samples here as CSV (t_s,count,cpu_s), or NULL */
+};
+
+/* What a warm run measured (warmfit.c has how). */
+struct cal_warm {
+	double rate;			/* dataset bytes/s in the steady window */
+	double cpu_per_byte;		/* CPU-s of the process group per dataset byte */
+	double startup;			/* s, the model's start-up (warmfit.c) */
+	double first_read;		/* s, release to the first dataset read */
+	double window;			/* bytes the reads run ahead of the step (warmfit.c) */
+	bool window_measured;		/* false: window= given, taken as it is */
+	double startup_cpu;		/* CPU-s of the group until then */
+	double epoch_gap;		/* s per epoch boundary beyond reading; 0: none or not seen */
+	double streams;			/* members that read the dataset */
+	bool epoch_seen;		/* the first epoch boundary was in the run */
+	double units_per_epoch;		/* tracker pages or rchar bytes per epoch */
+	double seconds;			/* release to kill */
+	double window_s, bytes, cpu_s;	/* the steady window */
+	char method[16];		/* "tracker" or "proc" */
+};
+
 /*
- * Compute-bound rate of a command: warm the dataset (as much as fits in
- * cache_bytes), run argv in its own process group for up to seconds, and
- * divide the bytes its processes read (rchar) by the time, skipping the
- * first second of start-up. The group is killed afterwards.
+ * Run argv (its own process group, a tracker job when trk->ok) on the warm
+ * dataset until the first epoch boundary was seen and the reads resumed,
+ * or o->window after its first dataset read, or its end; kill the group
+ * and say what it measured. -ETIMEDOUT: no dataset read within
+ * o->first_read_limit; -ENOEXEC: the command was not found; -ENODATA: too
+ * short to measure.
  */
-int cal_warm_rate(char *const *argv, const struct lg_dataset *ds, double cache_bytes,
-		  double seconds, double *bps);
+int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
+		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
+		 struct cal_warm *out);
+
+#define CAL_BW_SECONDS	3.0	/* default length of each B(k) measurement */
 
 struct cal_opts {
 	double sample_bytes;	/* cold-read sample; 0 = the whole dataset */
 	enum cal_cold cold;
 	int max_readers;	/* measure B(1..max_readers), default 2 */
+	double bw_seconds;	/* each B(k) reads for this long at most; 0: the sample */
+	bool keep_cached;	/* leave what B(k) read cached (warm runs come next) */
 	bool verbose;		/* progress lines on stderr */
 };
 

@@ -9,6 +9,7 @@
 
 #include "calibrate/calibrate.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 static void stamp(struct profile *p)
 {
@@ -34,7 +35,7 @@ static int measure_bw(const struct cal_opts *o, const struct lg_dataset *ds,
 	for (int k = 1; k <= kmax && !err; k++) {
 		struct cal_bw bw;
 
-		err = cal_bandwidth(ds, n, k, o->cold, &bw);
+		err = cal_bandwidth(ds, n, k, o->cold, o->bw_seconds, &bw);
 		if (err)
 			break;
 		if (bw.resident_before > 0.05)
@@ -47,14 +48,15 @@ static int measure_bw(const struct cal_opts *o, const struct lg_dataset *ds,
 		p->bw[p->nbw++] = bw.bps;
 		p->sample_bytes = bw.bytes;
 	}
-	/* leave the dataset cold, as training jobs will find it */
-	return err ?: cal_make_cold(ds, n, o->cold, NULL);
+	/* leave the dataset cold, as training jobs will find it (unless warm runs follow) */
+	return err || o->keep_cached ? err : cal_make_cold(ds, n, o->cold, NULL);
 }
 
 int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_dataset *ds,
 		struct profile *p)
 {
 	char *abs = realpath(dir, NULL);
+	double t0 = now_s();
 	int err;
 
 	stamp(p);
@@ -69,5 +71,7 @@ int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_datas
 	snprintf(p->cold_method, sizeof(p->cold_method), "%s",
 		 o->cold == CAL_COLD_FADVISE ? "fadvise" : "drop-caches");
 	err = cal_memory(p);
-	return err ?: measure_bw(o, ds, p);
+	err = err ?: measure_bw(o, ds, p);
+	p->storage_seconds = now_s() - t0;
+	return err;
 }

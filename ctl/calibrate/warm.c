@@ -1,18 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Calibration: an instance's compute-bound rate from a short warm run (calibrate.h). */
+/*
+ * Calibration: a warm run of an instance's command (calibrate.h). The
+ * dataset is in the page cache; the command runs in its own process group,
+ * and every 20 ms this reads how much of the dataset it has read so far
+ * (the tracker's per-job page counts, else rchar of the group once one of
+ * its processes has a dataset file open) and, every 200 ms, the group's CPU
+ * and each member's rchar. What the samples mean is worked out afterwards
+ * (warmfit.c).
+ */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "calibrate/calibrate.h"
+#include "calibrate/warm.h"
+#include "lib/log.h"
 #include "lib/procio.h"
 #include "lib/util.h"
 
-static int warm_dataset(const struct lg_dataset *ds, double bytes)
+#define WARM_POLL_S		0.02
+#define WARM_SCAN_EVERY		10	/* polls between group scans */
+
+int cal_warm_dataset(const struct lg_dataset *ds, double bytes)
 {
 	uint64_t n = cal_sample_count(ds, bytes);
 	unsigned char *buf = malloc(1 << 20);
@@ -40,65 +55,319 @@ static int warm_dataset(const struct lg_dataset *ds, double bytes)
 	return err;
 }
 
-static pid_t spawn_group(char *const *argv)
+/* Fork argv into its own group, held on a pipe until released (gate). */
+static pid_t spawn_held(char *const *argv, int *gate)
 {
-	pid_t pid = fork();
+	int p[2];
+	pid_t pid;
+	char c;
 
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
 	if (pid == 0) {
 		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);	/* not released */
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	if (pid > 0)
-		setpgid(pid, pid);	/* also here: no race with kill(-pid) */
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return -1;
+	}
+	setpgid(pid, pid);	/* also here: no race with kill(-pid) */
+	*gate = p[1];
 	return pid;
 }
 
-static void kill_group(pid_t pid)
+static void kill_group(pid_t pid, bool reaped)
 {
 	kill(-pid, SIGTERM);
-	for (int i = 0; i < 20 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+	for (int i = 0; !reaped && i < 20 && waitpid(pid, NULL, WNOHANG) == 0; i++)
 		usleep(100000);
 	kill(-pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	if (!reaped)
+		waitpid(pid, NULL, 0);
 }
 
-int cal_warm_rate(char *const *argv, const struct lg_dataset *ds, double cache_bytes,
-		  double seconds, double *bps)
-{
-	double t0, t, t1 = -1, tl = 0, rc1 = 0, rcl = 0;
-	struct procio io;
-	int status, err;
-	pid_t pid;
+/* bsearch over the dataset's (dev, ino), sorted once per run */
+struct warm_ids {
+	size_t n;
+	struct warm_id { dev_t dev; ino_t ino; } *id;
+};
 
-	err = warm_dataset(ds, cache_bytes * 0.9);
-	if (err)
-		return err;
-	pid = spawn_group(argv);
-	if (pid < 0)
-		return -errno;
-	t0 = now_s();
-	while ((t = now_s() - t0) < seconds) {
-		usleep(50000);
+static int id_cmp(const void *a, const void *b)
+{
+	const struct warm_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int ids_match(void *ctx, dev_t dev, ino_t ino)
+{
+	struct warm_ids *w = ctx;
+	struct warm_id k = { dev, ino };
+
+	return bsearch(&k, w->id, w->n, sizeof(k), id_cmp) != NULL;
+}
+
+static int ids_make(const struct lg_dataset *ds, struct warm_ids *w)
+{
+	w->n = ds->nfiles;
+	w->id = calloc(w->n ? w->n : 1, sizeof(*w->id));
+	if (!w->id)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->n; i++)
+		w->id[i] = (struct warm_id){ ds->devs[i], ds->inos[i] };
+	qsort(w->id, w->n, sizeof(*w->id), id_cmp);
+	return 0;
+}
+
+/* One scan of the group: CPU and every member's rchar. */
+static void scan_group(struct warm_run *w, double t)
+{
+	struct warm_scan *sc;
+	int n;
+
+	if (w->nscans == WARM_MAX_SCANS)
+		return;
+	sc = &w->scans[w->nscans];
+	sc->t = t;
+	procio_group_procs(w->pgid, sc->proc, WARM_MAX_PROCS, &n);
+	sc->n = n < WARM_MAX_PROCS ? n : WARM_MAX_PROCS;
+	sc->cpu = 0;
+	for (int i = 0; i < sc->n; i++)
+		sc->cpu += sc->proc[i].cpu_s;
+	/* a member reaped between reading it and its parent: never go back */
+	if (w->nscans && sc->cpu < w->scans[w->nscans - 1].cpu)
+		sc->cpu = w->scans[w->nscans - 1].cpu;
+	w->nscans++;
+}
+
+/* rchar of the members of the last scan, now */
+static uint64_t group_rchar(const struct warm_run *w)
+{
+	const struct warm_scan *sc = &w->scans[w->nscans - 1];
+	uint64_t sum = 0;
+
+	for (int i = 0; i < sc->n; i++) {
+		struct procio io = { 0 };
+
+		procio_pid(sc->proc[i].pid, &io);
+		sum += io.rchar;
+	}
+	return sum;
+}
+
+/* proc method: has a member of the last scan a dataset file open? */
+static bool group_reads(const struct warm_run *w, struct warm_ids *ids)
+{
+	const struct warm_scan *sc = &w->scans[w->nscans - 1];
+
+	for (int i = 0; i < sc->n; i++)
+		if (procio_open_match(sc->proc[i].pid, ids_match, ids) == 1)
+			return true;
+	return false;
+}
+
+/* How much of the dataset the job has read: tracker pages, or rchar. */
+static double read_count(struct warm_run *w, struct warm_ids *ids, bool scanned)
+{
+	struct tandem_trk_counts c;
+
+	if (w->trk) {
+		if (tracker_job_counts(&w->trk->t, w->job, w->trk->dataset, &c))
+			return w->count;
+		return c.first_access + c.own_hit + c.shared_hit;
+	}
+	if (w->first < 0) {
+		if (!scanned || !group_reads(w, ids))
+			return 0;
+		w->rchar0 = group_rchar(w);
+		return 1;	/* the first read: counting starts here */
+	}
+	return (double)(group_rchar(w) - w->rchar0) + 1;
+}
+
+static int push_sample(struct warm_run *w, double t, double count)
+{
+	if (count < w->count)
+		count = w->count;	/* monotone: a reaped member's rchar moves to its parent */
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 1024;
+		struct warm_sample *s = realloc(w->s, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		w->s = s;
+		w->cap = cap;
+	}
+	w->s[w->n++] = (struct warm_sample){ t, count };
+	w->count = count;
+	return 0;
+}
+
+/*
+ * Whether the run has seen what it needs: the read stall at the first
+ * epoch boundary and the reads resuming after it (+0.3 s), or the window.
+ */
+static bool warm_done(struct warm_run *w, double t)
+{
+	if (w->first < 0)
+		return false;
+	if (t - w->first >= w->opt.window)
+		return true;
+	warm_boundary_update(w, t);
+	return w->resumed >= 0 && t - w->resumed >= 0.3;
+}
+
+/* One poll: sample, maybe scan; 1 when the run is over. */
+static int warm_poll(struct warm_run *w, struct warm_ids *ids, double t)
+{
+	bool scan = w->first < 0 || w->polls++ % WARM_SCAN_EVERY == 0;
+	double c;
+
+	if (scan)
+		scan_group(w, t);
+	c = read_count(w, ids, scan);
+	if (w->first < 0 && c > 0) {
+		w->first = t;
+		if (!scan)
+			scan_group(w, t);
+		w->first_scan = w->nscans - 1;
+	}
+	if (push_sample(w, t, c))
+		return -ENOMEM;
+	return warm_done(w, t);
+}
+
+static int warm_loop(struct warm_run *w, struct warm_ids *ids)
+{
+	int status, ret = 0;
+	double t;
+
+	for (;;) {
+		usleep(WARM_POLL_S * 1e6);
+		t = now_s() - w->t0;
 		/* sample before reaping: a reaped leader takes its counters along */
-		procio_group(pid, &io);
-		if (waitpid(pid, &status, WNOHANG) == pid) {
+		ret = warm_poll(w, ids, t);
+		if (waitpid(w->pgid, &status, WNOHANG) == w->pgid) {
+			w->reaped = true;
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 				return -ENOEXEC;
-			break;
+			return ret < 0 ? ret : 0;
 		}
-		tl = now_s() - t0;
-		rcl = io.rchar;
-		if (t1 < 0 && tl >= 1.0) {	/* skip start-up */
-			t1 = tl;
-			rc1 = rcl;
-		}
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (w->first < 0 && t > w->opt.first_read_limit)
+			return -ETIMEDOUT;
 	}
-	kill_group(pid);
-	if (t1 >= 0 && tl - t1 >= 0.5)
-		*bps = (rcl - rc1) / (tl - t1);
-	else
-		*bps = tl > 0 ? rcl / tl : 0;
-	return *bps > 0 ? 0 : -ENODATA;
+}
+
+static int warm_start(struct warm_run *w, char *const *argv, const char *name)
+{
+	int gate, err = 0;
+
+	w->pgid = spawn_held(argv, &gate);
+	if (w->pgid < 0)
+		return -errno;
+	/* a tracker job before it execs, so the tracker sees its every read */
+	if (w->trk && (tracker_job_new(&w->trk->t, name, w->trk->dataset, &w->job) ||
+		       tracker_job_add_pid(&w->trk->t, w->job, w->pgid))) {
+		ctl_err("calibrate: %s: not tracked; counting its reads in /proc", name);
+		w->trk = NULL;
+	}
+	w->t0 = now_s();
+	if (write(gate, "x", 1) != 1)
+		err = -errno;
+	close(gate);
+	return err;
+}
+
+/* t_s,count[,cpu_s]: every sample, the group's CPU where a scan was taken */
+static void warm_trace(const struct warm_run *w, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int k = 0;
+
+	if (!f) {
+		ctl_err("%s: %s", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "t_s,count,cpu_s\n");
+	for (size_t i = 0; i < w->n; i++) {
+		fprintf(f, "%.4f,%.0f,", w->s[i].t, w->s[i].count);
+		while (k < w->nscans && w->scans[k].t < w->s[i].t - 1e-9)
+			k++;
+		if (k < w->nscans && w->scans[k].t <= w->s[i].t + 1e-9)
+			fprintf(f, "%.3f", w->scans[k].cpu);
+		fprintf(f, "\n");
+	}
+	fclose(f);
+}
+
+int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
+		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
+		 struct cal_warm *out)
+{
+	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
+			      .trk = trk && trk->ok ? trk : NULL, .ds = ds };
+	struct warm_ids ids = { 0 };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	w.scans = calloc(WARM_MAX_SCANS, sizeof(*w.scans));
+	err = w.scans ? ids_make(ds, &ids) : -ENOMEM;
+	if (err)
+		goto free_w;
+	err = warm_start(&w, argv, name);
+	if (w.pgid > 0) {
+		err = err ?: warm_loop(&w, &ids);
+		out->seconds = now_s() - w.t0;
+		kill_group(w.pgid, w.reaped);
+	}
+	if (o->trace && w.n)
+		warm_trace(&w, o->trace);
+	err = err ?: warm_fit(&w, o->window_bytes, out);
+free_w:
+	free(w.s);
+	free(w.scans);
+	free(ids.id);
+	return err;
+}
+
+int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char *name)
+{
+	struct tracker_add_result res;
+	uint64_t pages = 0;
+	int err;
+
+	memset(k, 0, sizeof(*k));
+	for (uint32_t i = 0; i < ds->nfiles; i++)
+		pages += (ds->sizes[i] + 4095) / 4096;
+	err = tracker_load_for(pages, &k->loaded_here);
+	err = err ?: tracker_open(&k->t);
+	if (err)
+		return err;
+	err = tracker_dataset_add(&k->t, name, ds->paths, ds->nfiles, &res);
+	if (err) {
+		tracker_close(&k->t);
+		return err;
+	}
+	k->dataset = res.dataset;
+	k->ok = true;
+	return 0;
+}
+
+void cal_track_close(struct cal_track *k)
+{
+	if (k->ok)
+		tracker_close(&k->t);
+	k->ok = false;
 }

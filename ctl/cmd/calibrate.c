@@ -3,8 +3,9 @@
  * tandemctl calibrate: measure the model's inputs cheaply and save them as a
  * profile (JSON). Storage: B(1), B(2) from cold reads of a sample of the
  * dataset; memory: what the page cache can use per node, with and without
- * the CXL node; instances: compute-bound rates given by the user or from a
- * short warm run of each command.
+ * the CXL node; instances: compute-bound rates given by the user or, with
+ * the other terms of a real job (CPU per byte, start-up, epoch gap, read
+ * streams), from a short warm run of each command (calibrate/warm.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +19,10 @@
 #include "lib/out.h"
 #include "lib/units.h"
 #include "lib/util.h"
+#include "module/module.h"
 #include "release/release.h"
+
+#define CAL_FIRST_READ_LIMIT	120.0	/* s: a start-up longer than this is a wrong command */
 
 struct cal_cmd {
 	const char *dataset, *output;
@@ -28,8 +32,14 @@ struct cal_cmd {
 	double rates[MODEL_MAX_INST];
 	int nrates;
 	double warm_time;
+	bool no_track;
+	const char *trace;		/* --warm-trace PREFIX */
 	char ***cmds;
 	int ncmds;
+	/* the warm runs */
+	struct cal_track trk;
+	char name[TANDEM_NAME_MAX];	/* the dataset's, as run names it */
+	double warm_seconds[MODEL_MAX_INST];
 };
 
 static const struct option cal_opts_long[] = {
@@ -41,6 +51,9 @@ static const struct option cal_opts_long[] = {
 	{ "instance", required_argument, NULL, 'i' },
 	{ "rate", required_argument, NULL, 'R' },
 	{ "warm-time", required_argument, NULL, 'w' },
+	{ "bw-time", required_argument, NULL, 'b' },
+	{ "no-track", no_argument, NULL, 'T' },
+	{ "warm-trace", required_argument, NULL, 't' },
 	{ "output", required_argument, NULL, 'o' },
 	{ 0 }
 };
@@ -73,6 +86,9 @@ static int cal_opt(struct cal_cmd *c, int opt, const char *arg)
 		return 0;
 	case 'R': return model_args_parse_rates(arg, c->rates, MODEL_MAX_INST, &c->nrates);
 	case 'w': return units_parse_duration(arg, &c->warm_time);
+	case 'b': return units_parse_duration(arg, &c->opts.bw_seconds);
+	case 'T': c->no_track = true; return 0;
+	case 't': c->trace = arg; return 0;
 	case 'o': c->output = arg; return 0;
 	}
 	return -EINVAL;
@@ -86,7 +102,8 @@ static int cal_parse(int argc, char **argv, struct cal_cmd *c)
 	model_args_init(&c->args);
 	c->opts.sample_bytes = 256.0 * 1024 * 1024;
 	c->opts.max_readers = 2;
-	c->warm_time = 10;
+	c->opts.bw_seconds = CAL_BW_SECONDS;
+	c->warm_time = 20;
 	c->output = "tandem-profile.json";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -132,16 +149,82 @@ static char *join_argv(char **argv)
 	return s;
 }
 
+/* The terms a warm run measured, then the keys --instance gave on top. */
+static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
+			  const struct cal_warm *w)
+{
+	char err[160];
+
+	pi->m.rate = w->rate;
+	pi->m.cpu_per_byte = w->cpu_per_byte;
+	pi->m.startup = w->startup;
+	pi->m.startup_cpu = w->startup_cpu;
+	pi->m.epoch_gap = w->epoch_gap;
+	pi->m.streams = w->streams;
+	pi->m.window = w->window;
+	pi->warm = (struct profile_warm){
+		.seconds = w->seconds, .window_s = w->window_s, .bytes = w->bytes,
+		.cpu_s = w->cpu_s, .first_read_s = w->first_read, .epoch_seen = w->epoch_seen,
+		.window_measured = w->window_measured,
+	};
+	snprintf(pi->warm.method, sizeof(pi->warm.method), "%s", w->method);
+	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_WARM);
+	if (i < c->args.nspec && profile_inst_parse(c->args.spec_str[i], &pi->m, err, sizeof(err))) {
+		ctl_err("instance %s: %s", pi->m.name, err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *warm_err(int err)
+{
+	switch (err) {
+	case -ENOEXEC: return "command not found";
+	case -ETIMEDOUT: return "it read no file of the dataset within 120 s of its start "
+				"(does it read --dataset?)";
+	case -ENODATA: return "it read too little of the dataset to measure (ended or "
+			      "killed early?)";
+	default: return strerror(-err);
+	}
+}
+
+static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
+			     struct profile_inst *pi, int i)
+{
+	struct cal_warm_opts o = { .window = c->warm_time,
+				   .first_read_limit = CAL_FIRST_READ_LIMIT };
+	char job[64], trace[4096];
+	struct cal_warm w;
+	int err;
+
+	/* window= given: the fit takes it; else it measures the run-ahead */
+	if (i < c->args.nspec && strstr(c->args.spec_str[i], "window="))
+		o.window_bytes = pi->m.window;
+	snprintf(job, sizeof(job), "calibrate-%s", pi->m.name);
+	if (c->trace && snprintf(trace, sizeof(trace), "%s%s.csv", c->trace, pi->m.name) <
+	    (int)sizeof(trace))
+		o.trace = trace;
+	if (c->opts.verbose)
+		fprintf(stderr, "calibrate: warm run of %s: %s\n", pi->m.name, pi->cmd);
+	err = cal_warm_run(c->cmds[i], ds, &o, &c->trk, job, &w);
+	c->warm_seconds[i] = w.seconds;
+	if (err) {
+		ctl_err("instance %s: warm run of '%s' failed: %s", pi->m.name, c->cmds[i][0],
+			warm_err(err));
+		return err;
+	}
+	return cal_apply_warm(c, pi, i, &w);
+}
+
 static int cal_instance(struct cal_cmd *c, const struct lg_dataset *ds, struct profile *p, int i)
 {
 	struct profile_inst *pi = &p->inst[i];
-	int err;
 
 	if (i < c->args.nspec)
 		pi->m = c->args.spec[i];
 	else
 		profile_inst_default(&pi->m, i);
-	snprintf(pi->rate_source, sizeof(pi->rate_source), "user");
+	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_RATE);
 	if (i < c->nrates)
 		pi->m.rate = c->rates[i];
 	if (i < c->ncmds)
@@ -152,26 +235,108 @@ static int cal_instance(struct cal_cmd *c, const struct lg_dataset *ds, struct p
 		ctl_err("instance %s: no rate: give --rate or its command after '--'", pi->m.name);
 		return -EINVAL;
 	}
-	err = cal_warm_rate(c->cmds[i], ds, p->cache_dram + p->cache_cxl, c->warm_time,
-			    &pi->m.rate);
+	return cal_warm_instance(c, ds, pi, i);
+}
+
+/* Whether instance i gets a warm run (no rate given for it). */
+static bool needs_warm(const struct cal_cmd *c, int i)
+{
+	return i < c->ncmds && !(i < c->nrates && c->rates[i] > 0) &&
+	       !(i < c->args.nspec && c->args.spec[i].rate > 0);
+}
+
+/* The dataset into the cache once for every warm run, and the tracker. */
+static int cal_warm_setup(struct cal_cmd *c, const struct lg_dataset *ds, struct profile *p)
+{
+	double t0 = now_s();
+	int err;
+
+	err = cal_warm_dataset(ds, (p->cache_dram + p->cache_cxl) * 0.9);
+	p->warmup_seconds = now_s() - t0;
 	if (err) {
-		ctl_err("instance %s: warm run of '%s' failed (%s)", pi->m.name, c->cmds[i][0],
-			err == -ENOEXEC ? "command not found" : strerror(-err));
+		ctl_err("calibrate: reading %s into the cache: %s", c->dataset, strerror(-err));
 		return err;
 	}
-	snprintf(pi->rate_source, sizeof(pi->rate_source), "warm-run");
+	if (c->no_track)
+		return 0;
+	dataset_name_make(NULL, c->dataset, c->name, sizeof(c->name));
+	err = cal_track_open(&c->trk, ds, c->name);
+	if (err)
+		ctl_err("calibrate: tracker not available (%s): warm runs counted in /proc",
+			strerror(-err));
 	return 0;
 }
 
-static void cal_print(const struct profile *p, const char *output)
+/* one instance: what it was given or what its warm run measured */
+static void cal_print_inst(const struct profile_inst *pi)
+{
+	const struct model_inst *in = &pi->m;
+	char b[32];
+
+	out_obj_open(NULL);
+	out_str("name", "instance %s: ", in->name);
+	out_double("rate_bps", NULL, in->rate);
+	out_text("%s", units_fmt_rate(in->rate, b, sizeof(b)));
+	out_str("rate_source", " (%s", pi->rate_source);
+	out_text("%s%s)", pi->warm.method[0] ? ", " : "", pi->warm.method);
+	out_double("cpu_s_per_byte", NULL, in->cpu_per_byte);
+	out_text(", CPU %.3f s/MiB (%.2f cores)", in->cpu_per_byte * 1048576,
+		 in->cpu_per_byte * in->rate);
+	out_double("startup_s", ", start-up %.2f s", in->startup);
+	if (pi->warm.method[0])
+		out_text(" (first read %.2f s)", pi->warm.first_read_s);
+	out_double("startup_cpu_s", " (%.2f CPU-s)", in->startup_cpu);
+	out_double("epoch_gap_s", ", epoch gap %.2f s", in->epoch_gap);
+	out_text("%s", pi->warm.method[0] && !pi->warm.epoch_seen ? " (no boundary seen)" : "");
+	out_double("streams", ", %.0f read streams", in->streams > 0 ? in->streams : 1);
+	out_double("window_bytes", NULL, in->window);
+	out_text(", read-ahead %s%s", units_fmt_size(in->window, b, sizeof(b)),
+		 pi->warm.method[0] && pi->warm.window_measured ? " (measured)" : "");
+	if (pi->warm.method[0]) {
+		out_obj_open("warm_run");
+		out_double("seconds", "; warm run %.1f s", pi->warm.seconds);
+		out_double("window_s", " (steady %.1f s", pi->warm.window_s);
+		out_double("bytes", NULL, pi->warm.bytes);
+		out_text(", %.1f MiB)", pi->warm.bytes / 1048576);
+		out_double("cpu_s", NULL, pi->warm.cpu_s);
+		out_bool("epoch_seen", NULL, pi->warm.epoch_seen);
+		out_str("method", NULL, pi->warm.method);
+		out_obj_close();
+	} else {
+		out_null("warm_run", NULL);
+	}
+	out_text("\n");
+	out_obj_close();
+}
+
+static void cal_print_time(const struct profile *p, const struct cal_cmd *c)
+{
+	out_double("calibration_seconds", "calibration took %.1f s", p->calib_seconds);
+	out_double("storage_seconds", ": storage and memory %.1f s", p->storage_seconds);
+	out_double("warmup_seconds", NULL, p->warmup_seconds);
+	if (p->warmup_seconds > 0)
+		out_text(", reading the dataset into the cache %.1f s", p->warmup_seconds);
+	out_arr_open("warm_run_seconds");
+	for (int i = 0; i < p->ninst; i++) {
+		if (!p->inst[i].warm.method[0])
+			continue;
+		out_double(NULL, NULL, c->warm_seconds[i]);
+		out_text(", warm run %s %.1f s", p->inst[i].m.name, c->warm_seconds[i]);
+	}
+	out_arr_close();
+	out_text("\n");
+}
+
+static void cal_print(const struct profile *p, const struct cal_cmd *c)
 {
 	char b[32];
 
 	out_obj_open(NULL);
-	out_str("profile", "profile %s\n", output);
+	out_str("profile", "profile %s\n", c->output);
 	out_double("dataset_bytes", NULL, p->dataset_bytes);
 	out_text("dataset %s, %s", p->dataset_path, units_fmt_size(p->dataset_bytes, b, sizeof(b)));
-	out_u64("files", " in %llu files\n", p->files);
+	out_u64("files", " in %llu files", p->files);
+	out_text("\n");
 	out_arr_open("bandwidth_bps");
 	for (int k = 0; k < p->nbw; k++) {
 		out_double(NULL, NULL, p->bw[k]);
@@ -185,23 +350,19 @@ static void cal_print(const struct profile *p, const char *output)
 	out_double("cache_dram_bytes", NULL, p->cache_dram);
 	out_text(", page cache can use %s of DRAM", units_fmt_size(p->cache_dram, b, sizeof(b)));
 	out_double("cache_cxl_bytes", NULL, p->cache_cxl);
-	out_text(" + %s on the CXL node\n", units_fmt_size(p->cache_cxl, b, sizeof(b)));
+	out_text(" + %s on the CXL node", units_fmt_size(p->cache_cxl, b, sizeof(b)));
+	out_double("cpus", ", %.0f CPUs\n", p->ncpu);
 	out_arr_open("instances");
-	for (int i = 0; i < p->ninst; i++) {
-		out_obj_open(NULL);
-		out_str("name", "instance %s: ", p->inst[i].m.name);
-		out_double("rate_bps", NULL, p->inst[i].m.rate);
-		out_text("%s", units_fmt_rate(p->inst[i].m.rate, b, sizeof(b)));
-		out_str("rate_source", " (%s)\n", p->inst[i].rate_source);
-		out_obj_close();
-	}
+	for (int i = 0; i < p->ninst; i++)
+		cal_print_inst(&p->inst[i]);
 	out_arr_close();
-	out_double("calibration_seconds", "calibration took %.2f s\n", p->calib_seconds);
+	cal_print_time(p, c);
 	out_obj_close();
 }
 
 int cmd_calibrate_run(int argc, char **argv)
 {
+	bool warm = false;
 	struct lg_dataset ds;
 	struct profile p;
 	struct cal_cmd c;
@@ -214,25 +375,33 @@ int cmd_calibrate_run(int argc, char **argv)
 	profile_init(&p);
 	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
 	if (err) {
-		ctl_err("%s: %s", c.dataset, err == -ENODATA ? "no files" : strerror(-err));
+		if (err == -ENODATA)	/* other errors: the walk said what */
+			ctl_err("%s: no files", c.dataset);
 		goto free_cmds;
 	}
+	n = c.args.nspec > c.nrates ? c.args.nspec : c.nrates;
+	n = c.ncmds > n ? c.ncmds : n;
+	for (int i = 0; i < n; i++)
+		warm |= needs_warm(&c, i);
+	/* what B(k) read stays cached when warm runs come next */
+	c.opts.keep_cached = warm;
 	err = cal_profile(&c.opts, c.dataset, &ds, &p);
 	if (err) {
 		ctl_err("calibration failed: %s", err == -ENODATA ?
 			"the sample has fewer samples than readers" : strerror(-err));
 		goto free_ds;
 	}
-	n = c.args.nspec > c.nrates ? c.args.nspec : c.nrates;
-	n = c.ncmds > n ? c.ncmds : n;
+	if (warm)
+		err = cal_warm_setup(&c, &ds, &p);
 	for (int i = 0; i < n && !err; i++, p.ninst++)
 		err = cal_instance(&c, &ds, &p, i);
 	p.calib_seconds = now_s() - t0;
 	if (!err && (err = profile_save(c.output, &p)))
 		ctl_err("%s: %s", c.output, strerror(-err));
 	if (!err)
-		cal_print(&p, c.output);
+		cal_print(&p, &c);
 free_ds:
+	cal_track_close(&c.trk);
 	lg_dataset_free(&ds);
 free_cmds:
 	profile_free(&p);
@@ -241,7 +410,7 @@ free_cmds:
 }
 
 TANDEM_CMD(calibrate, "calibrate", NULL, cmd_calibrate_run,
-	   "--dataset DIR [--record-size S] [--sample SIZE] [--cold fadvise|drop-caches] "
-	   "[--readers K] [--instance SPEC]... [--rate R[,R...]] [--warm-time DUR] "
-	   "[-o FILE] [-- CMD_A ::: CMD_B ...]",
-	   "measure B(1), B(2), page-cache memory and instance rates; save a profile")
+	   "--dataset DIR [--record-size S] [--sample SIZE] [--bw-time DUR] "
+	   "[--cold fadvise|drop-caches] [--readers K] [--instance SPEC]... [--rate R[,R...]] "
+	   "[--warm-time DUR] [--warm-trace PREFIX] [--no-track] [-o FILE] [-- CMD_A ::: CMD_B ...]",
+	   "measure B(k), page-cache memory and each instance's rate, CPU, start-up; save a profile")

@@ -4,7 +4,10 @@
  * (module/module.h).
  */
 #include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
@@ -14,14 +17,59 @@
 #include "module/module.h"
 #include "tracker/tracker.h"
 
+/*
+ * --dry-run: the files the walk takes (lib/files.h), without tandem.ko;
+ * what 'dataset add' would register, for checking a DIR before a run.
+ */
+static void print_walk(const char *name, const struct file_list *fl)
+{
+	char size[32];
+
+	out_obj_open(NULL);
+	out_str("name", "dataset %s:", name);
+	out_u64("files", " %llu files", fl->n);
+	out_u64("bytes", NULL, fl->bytes);
+	out_text(", %s", fmt_bytes(size, sizeof(size), fl->bytes));
+	file_skips_print(&fl->skipped);
+	out_text(" (dry run: nothing registered)\n");
+	out_arr_open("paths");
+	for (size_t i = 0; i < fl->n; i++)
+		out_str(NULL, "  %s\n", fl->paths[i]);
+	out_arr_close();
+	out_obj_close();
+}
+
+static int add_args(int *argc, char **argv, bool *dry_run)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ 0 }
+	};
+	int opt;
+
+	optind = 0;
+	while ((opt = ctl_getopt(*argc, argv, "", opts, "dataset", "add")) != -1) {
+		if (opt != 'n')
+			return opt;	/* CTL_EUSAGE, printed */
+		*dry_run = true;
+	}
+	if (*argc - optind < 2)
+		return ctl_usage_err("dataset", "add", "needs NAME and at least one PATH");
+	/* the arguments as argv[1..*argc) */
+	memmove(argv + 1, argv + optind, (*argc - optind) * sizeof(*argv));
+	*argc = *argc - optind + 1;
+	return 0;
+}
+
 static int cmd_dataset_add(int argc, char **argv)
 {
 	struct file_list fl = { 0 };
 	uint32_t id = 0, added = 0, dups = 0;
+	bool dry_run = false;
 	struct tnl *nl;
 	int err;
 
-	err = ctl_args(&argc, argv, 2, -1, "dataset", "add");
+	err = add_args(&argc, argv, &dry_run);
 	if (err)
 		return err;
 	err = file_list_collect(&fl, argv + 2, argc - 2);
@@ -30,6 +78,10 @@ static int cmd_dataset_add(int argc, char **argv)
 	if (!fl.n) {
 		ctl_err("no regular files under the given paths");
 		err = -ENOENT;
+		goto free_fl;
+	}
+	if (dry_run) {
+		print_walk(argv[1], &fl);
 		goto free_fl;
 	}
 	err = tnl_open(&nl, false);
@@ -52,7 +104,9 @@ static int cmd_dataset_add(int argc, char **argv)
 	out_u64("id", "dataset %llu", id);
 	out_str("name", " (%s):", argv[1]);
 	out_u64("files", " %llu files registered", added);
-	out_u64("duplicates", ", %llu duplicates\n", dups);
+	out_u64("duplicates", ", %llu duplicates", dups);
+	file_skips_print(&fl.skipped);
+	out_text("\n");
 	out_obj_close();
 close_nl:
 	tnl_close(nl);
@@ -175,8 +229,8 @@ static int cmd_dataset_del(int argc, char **argv)
 	return 0;
 }
 
-TANDEM_CMD(dataset_add, "dataset", "add", cmd_dataset_add, "NAME PATH...",
-	   "register a dataset: files, and directories walked recursively (regular files only)");
+TANDEM_CMD(dataset_add, "dataset", "add", cmd_dataset_add, "[--dry-run] NAME PATH...",
+	   "register a dataset: files, and directories walked recursively (regular files only); --dry-run lists them");
 TANDEM_CMD(dataset_list, "dataset", "list", cmd_dataset_list, "",
 	   "list registered datasets with their size and cached bytes");
 TANDEM_CMD(dataset_show, "dataset", "show", cmd_dataset_show, "ID|NAME",

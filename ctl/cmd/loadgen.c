@@ -64,8 +64,11 @@ static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
 	out_obj_open(NULL);
 	out_str("dataset", "dataset %s: ", ds->dir);
 	out_u64("samples_per_epoch", "%llu samples, ", ds->nsamples);
+	out_u64("files", "%llu files, ", ds->nfiles);
 	out_u64("dataset_bytes", NULL, ds->bytes);
-	out_text("%s; ", units_fmt_size(ds->bytes, b, sizeof(b)));
+	out_text("%s", units_fmt_size(ds->bytes, b, sizeof(b)));
+	file_skips_print(&ds->skipped);
+	out_text("; ");
 	out_str("order", "order %s", o->shuffle ? "shuffle" : "seq");
 	out_u64("seed", " seed %llu\n", o->seed);
 	out_arr_open("epochs");
@@ -115,7 +118,8 @@ static int cmd_loadgen_run(int argc, char **argv)
 		return ctl_usage_err("loadgen", NULL, optind < argc ? "one DIR" : "missing DIR");
 	err = lg_dataset_scan(argv[optind], rs, &ds);
 	if (err) {
-		ctl_err("%s: %s", argv[optind], err == -ENODATA ? "no samples" : strerror(-err));
+		if (err == -ENODATA)	/* other errors: the walk said what */
+			ctl_err("%s: no samples", argv[optind]);
 		return err;
 	}
 	err = lg_run(&ds, &o, &res);

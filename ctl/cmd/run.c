@@ -182,7 +182,8 @@ int cmd_run_start(int argc, char **argv)
 		goto free_cmds;
 	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
 	if (err) {
-		ctl_err("%s: %s", c.dataset, err == -ENODATA ? "no files" : strerror(-err));
+		if (err == -ENODATA)	/* other errors: the walk said what */
+			ctl_err("%s: no files", c.dataset);
 		goto free_cmds;
 	}
 	if (!c.no_register && tnl_open(&nl, true))

@@ -393,7 +393,9 @@ static int cmd_tracker_dataset(int argc, char **argv)
 	out_str("name", " (%s):", argv[1]);
 	out_u64("files_added", " %llu files added", res.added);
 	out_u64("pages_added", " (%llu pages)", res.pages);
-	out_u64("files_present", ", %llu already registered\n", res.present);
+	out_u64("files_present", ", %llu already registered", res.present);
+	file_skips_print(&res.skipped);
+	out_text("\n");
 	out_obj_close();
 	return 0;
 }

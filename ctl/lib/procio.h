@@ -21,4 +21,23 @@ int procio_group(pid_t pgid, struct procio *io);
 /* Counters of one process; -ENOENT when it is gone. */
 int procio_pid(pid_t pid, struct procio *io);
 
+/*
+ * One process of a group: its I/O counters and its CPU time, user + system,
+ * its own and its reaped children's (/proc/PID/stat utime, stime, cutime,
+ * cstime): summed over the live members, the CPU of the whole tree.
+ */
+struct procio_proc {
+	pid_t pid;
+	uint64_t rchar;
+	double cpu_s;
+};
+
+/* The members of group pgid, up to max of them in out; *n found (may exceed max). */
+int procio_group_procs(pid_t pgid, struct procio_proc *out, int max, int *n);
+/*
+ * Whether process pid has a file open that match() accepts (by st_dev,
+ * st_ino of /proc/PID/fd/N): 1 yes, 0 no, -errno when it cannot be read.
+ */
+int procio_open_match(pid_t pid, int (*match)(void *ctx, dev_t dev, ino_t ino), void *ctx);
+
 #endif

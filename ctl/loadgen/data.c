@@ -3,7 +3,6 @@
  * Loadgen datasets: scanning a directory into samples, the per-epoch order,
  * and synthetic datasets with verifiable content.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -13,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/files.h"
 #include "loadgen/loadgen.h"
 
 #define LG_MAGIC	"TNDMLG01"
@@ -49,47 +49,6 @@ void lg_order(uint64_t n, uint64_t seed, uint32_t epoch, bool shuffle, uint32_t 
 
 /* ---- scanning ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int list_names(const char *dir, char ***names, uint32_t *n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	uint32_t cap = 0;
-	int err = 0;
-
-	if (!d)
-		return -errno;
-	*names = NULL;
-	*n = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (*n == cap) {
-			char **nn = realloc(*names, (cap = cap ? cap * 2 : 256) * sizeof(char *));
-
-			if (!nn) {
-				err = -ENOMEM;
-				break;
-			}
-			*names = nn;
-		}
-		(*names)[*n] = strdup(e->d_name);
-		if (!(*names)[*n]) {
-			err = -ENOMEM;
-			break;
-		}
-		(*n)++;
-	}
-	closedir(d);
-	if (!err)
-		qsort(*names, *n, sizeof(char *), cmp_str);
-	return err;
-}
-
 static int add_samples(struct lg_dataset *ds)
 {
 	uint64_t n = 0, rs = ds->record_size;
@@ -113,37 +72,30 @@ static int add_samples(struct lg_dataset *ds)
 	return 0;
 }
 
-/* Keep regular files only; names[] entries move into ds->paths. */
-static int add_files(struct lg_dataset *ds, char **names, uint32_t n)
+/* The walk's lists move into ds. */
+static int take_files(struct lg_dataset *ds, struct file_list *fl)
 {
-	size_t dl = strlen(ds->dir);
-
-	ds->paths = calloc(n ? n : 1, sizeof(char *));
-	ds->sizes = calloc(n ? n : 1, sizeof(uint64_t));
-	if (!ds->paths || !ds->sizes)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		char *p = malloc(dl + strlen(names[i]) + 2);
-		struct stat st;
-
-		if (!p)
-			return -ENOMEM;
-		sprintf(p, "%s/%s", ds->dir, names[i]);
-		if (stat(p, &st) || !S_ISREG(st.st_mode)) {
-			free(p);
-			continue;
-		}
-		ds->paths[ds->nfiles] = p;
-		ds->sizes[ds->nfiles++] = st.st_size;
-		ds->bytes += st.st_size;
-	}
+	if (fl->n > UINT32_MAX)
+		return -E2BIG;
+	ds->nfiles = fl->n;
+	ds->paths = fl->paths;
+	ds->sizes = fl->sizes;
+	ds->devs = fl->devs;
+	ds->inos = fl->inos;
+	ds->bytes = fl->bytes;
+	ds->skipped = fl->skipped;
+	fl->paths = NULL;
+	fl->sizes = NULL;
+	fl->devs = NULL;
+	fl->inos = NULL;
+	fl->n = 0;
 	return 0;
 }
 
 int lg_dataset_scan(const char *dir, uint64_t record_size, struct lg_dataset *ds)
 {
-	char **names = NULL;
-	uint32_t n = 0;
+	struct file_list fl = { 0 };
+	char *arg = (char *)dir;
 	int err;
 
 	memset(ds, 0, sizeof(*ds));
@@ -151,12 +103,10 @@ int lg_dataset_scan(const char *dir, uint64_t record_size, struct lg_dataset *ds
 	ds->dir = strdup(dir);
 	if (!ds->dir)
 		return -ENOMEM;
-	err = list_names(dir, &names, &n);
-	err = err ?: add_files(ds, names, n);
+	err = file_list_collect(&fl, &arg, 1);
+	err = err ?: take_files(ds, &fl);
 	err = err ?: add_samples(ds);
-	for (uint32_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	file_list_free(&fl);
 	if (!err && !ds->nsamples)
 		err = -ENODATA;
 	if (err)
@@ -170,6 +120,8 @@ void lg_dataset_free(struct lg_dataset *ds)
 		free(ds->paths[i]);
 	free(ds->paths);
 	free(ds->sizes);
+	free(ds->devs);
+	free(ds->inos);
 	free(ds->samples);
 	free(ds->dir);
 	memset(ds, 0, sizeof(*ds));

@@ -10,6 +10,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/files.h"
 
 /* One training sample: a whole file, or one record of a large file. */
 struct lg_sample {
@@ -20,15 +23,23 @@ struct lg_sample {
 struct lg_dataset {
 	char *dir;
 	uint32_t nfiles;
-	char **paths;		/* sorted by name */
+	char **paths;		/* in walk order (lib/files.h) */
 	uint64_t *sizes;
+	dev_t *devs;		/* st_dev, st_ino of each file */
+	ino_t *inos;
 	uint64_t nsamples;
 	struct lg_sample *samples;
 	uint64_t bytes;
 	uint64_t record_size;	/* 0: one sample per file */
+	struct file_skips skipped;	/* what the walk left out */
 };
 
-/* Regular files of dir (not recursive, names starting with '.' skipped). */
+/*
+ * The files of dir by the dataset walk (lib/files.h: recursive, in name
+ * order, hidden names, special files and second links to a file skipped;
+ * symbolic links followed), as samples. -ENODATA: no files; other errors
+ * printed by the walk.
+ */
 int lg_dataset_scan(const char *dir, uint64_t record_size, struct lg_dataset *ds);
 void lg_dataset_free(struct lg_dataset *ds);
 

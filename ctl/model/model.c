@@ -13,6 +13,13 @@
  * stream wants more than it gets; consumers with preprocessing cost split
  * the CPUs max-min fairly. A loaded extent enters the cache, which evicts
  * (LRU or random) beyond its capacity C.
+ *
+ * Real jobs add three things (all zero for the emulator): a start-up phase
+ * after the release in which the instance reads nothing and needs some CPU
+ * (shared with the others' consumers), a pause at each epoch boundary that
+ * also holds the reader there (a DataLoader forks its workers again), and a
+ * weight per instance for its share of B(k) (the throttle shares per request,
+ * so per loader worker).
  */
 #include <errno.h>
 #include <math.h>
@@ -25,7 +32,7 @@
 #define MODEL_DEFAULT_EXTENTS	512
 #define NONE			UINT32_MAX
 
-enum { ST_WAIT, ST_RUN, ST_DONE };
+enum { ST_WAIT, ST_START, ST_RUN, ST_DONE };
 
 struct inst_state {
 	int state;
@@ -38,6 +45,11 @@ struct inst_state {
 	double window;		/* effective prefetch window, bytes */
 	bool cpu_bound;		/* shares the preprocessing CPUs */
 	double rate;		/* consumer rate until the next event */
+	double spos;		/* ST_START: start-up done, in seconds of it alone */
+	double srate;		/* ST_START: start-up seconds per second (< 1: CPUs short) */
+	bool in_gap;		/* in an epoch gap */
+	double gap_left;	/* seconds of it left */
+	uint32_t open;		/* the last epoch the reader may read; UINT32_MAX: all */
 };
 
 struct model {
@@ -59,6 +71,7 @@ struct model {
 	uint32_t nres;
 	double *flow_rem;	/* remaining bytes of a load, < 0: none */
 	uint32_t flows[MODEL_MAX_INST];
+	double flow_w[MODEL_MAX_INST];	/* weight of each load's share of B(k) */
 	int nflows;
 	uint64_t rng;
 	uint32_t *permbuf;
@@ -159,6 +172,12 @@ static int check_input(const struct model_sys *sys, const struct model_inst *ins
 		if (inst[i].cpu_per_byte < 0 || inst[i].window < 0 || inst[i].mem < 0 ||
 		    inst[i].order > MODEL_ORDER_SEQ)
 			return snprintf(err, errlen, "instance %d: bad parameter", i), -EINVAL;
+		if (!(inst[i].startup >= 0) || !(inst[i].startup_cpu >= 0) ||
+		    !(inst[i].epoch_gap >= 0) || !(inst[i].streams >= 0) ||
+		    !isfinite(inst[i].startup + inst[i].startup_cpu + inst[i].epoch_gap +
+			      inst[i].streams))
+			return snprintf(err, errlen, "instance %d: start-up, gap and streams must "
+					"be >= 0", i), -EINVAL;
 	}
 	return 0;
 }
@@ -387,15 +406,21 @@ static uint32_t extent_at(struct model *m, int i, uint64_t q)
 	return st->perm[q % m->K];
 }
 
+/* Extents the reader may have handed over: up to the end of its open epoch. */
+static uint64_t barrier_of(const struct model *m, const struct inst_state *st)
+{
+	return st->open == UINT32_MAX ? UINT64_MAX : (uint64_t)(st->open + 1) * m->K;
+}
+
 /* Let instance i's reader run ahead as far as its window and the cache allow. */
 static void reader_advance(struct model *m, int i, struct model_result *res)
 {
 	struct inst_state *st = &m->st[i];
 	struct model_inst_result *r = &res->inst[i];
 
-	if (st->state != ST_RUN || st->wait != NONE)
+	if (st->state != ST_RUN || st->wait != NONE || st->in_gap)
 		return;
-	while (st->rpos < st->total &&
+	while (st->rpos < st->total && st->rpos < barrier_of(m, st) &&
 	       (st->rpos + 1) * m->s - st->cpos <= st->window + m->eps) {
 		uint32_t c = extent_at(m, i, st->rpos);
 
@@ -410,6 +435,7 @@ static void reader_advance(struct model *m, int i, struct model_result *res)
 			r->join_bytes += m->s;
 		} else {
 			m->flow_rem[c] = m->s;
+			m->flow_w[m->nflows] = m->inst[i].streams > 0 ? m->inst[i].streams : 1;
 			m->flows[m->nflows++] = c;
 			r->miss_bytes += m->s;
 		}
@@ -421,7 +447,9 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 {
 	uint32_t c = m->flows[f];
 
-	m->flows[f] = m->flows[--m->nflows];
+	m->nflows--;
+	m->flows[f] = m->flows[m->nflows];
+	m->flow_w[f] = m->flow_w[m->nflows];
 	m->flow_rem[c] = -1;
 	res->storage_bytes += m->s;
 	cache_insert(m, c);
@@ -433,20 +461,34 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 	}
 }
 
-/* Consumer rates: R_i, or less where preprocessing CPUs are the bottleneck. */
+/*
+ * Consumer rates: R_i, or less where preprocessing CPUs are the bottleneck;
+ * start-up rates: 1, or less where the CPUs are short. Each wants
+ * rate * unit cores (unit: CPU-seconds per byte, or per second of start-up);
+ * the CPUs are split max-min fairly (water-filling) among those that want any.
+ */
 static void consumer_rates(struct model *m)
 {
-	double cpu_left = m->sys.ncpu, demand[MODEL_MAX_INST];
+	double cpu_left = m->sys.ncpu, demand[MODEL_MAX_INST], unit[MODEL_MAX_INST];
 	int i, left = 0;
 
 	for (i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
-		bool busy = st->state == ST_RUN && st->rpos * m->s - st->cpos > m->eps;
+		const struct model_inst *in = &m->inst[i];
+		bool busy = st->state == ST_RUN && !st->in_gap &&
+			    st->rpos * m->s - st->cpos > m->eps;
 
-		st->rate = busy ? m->inst[i].rate : 0;
-		demand[i] = 0;
-		if (busy && m->sys.ncpu > 0 && m->inst[i].cpu_per_byte > 0) {
-			demand[i] = st->rate * m->inst[i].cpu_per_byte;
+		st->rate = busy ? in->rate : 0;
+		st->srate = 1;
+		demand[i] = unit[i] = 0;
+		if (m->sys.ncpu <= 0)
+			continue;
+		if (st->state == ST_START && in->startup_cpu > 0)
+			unit[i] = fmin(1, in->startup_cpu / in->startup);
+		else if (busy && in->cpu_per_byte > 0)
+			unit[i] = in->cpu_per_byte;
+		if (unit[i] > 0) {
+			demand[i] = (st->state == ST_START ? 1 : st->rate) * unit[i];
 			left++;
 		}
 	}
@@ -465,9 +507,14 @@ static void consumer_rates(struct model *m)
 		}
 		if (fixed)
 			continue;
-		for (i = 0; i < m->n; i++)
-			if (demand[i] > 0)
-				m->st[i].rate = share / m->inst[i].cpu_per_byte;
+		for (i = 0; i < m->n; i++) {
+			if (demand[i] <= 0)
+				continue;
+			if (m->st[i].state == ST_START)
+				m->st[i].srate = share / unit[i];
+			else
+				m->st[i].rate = share / unit[i];
+		}
 		break;
 	}
 }
@@ -484,6 +531,10 @@ static double inst_next(struct model *m, int i)
 	struct inst_state *st = &m->st[i];
 	double dt = INFINITY, thr;
 
+	if (st->state == ST_START)
+		return st->srate > 0 ? (m->inst[i].startup - st->spos) / st->srate : dt;
+	if (st->state == ST_RUN && st->in_gap)
+		return fmax(st->gap_left, 0);
 	if (st->state != ST_RUN || st->rate <= 0)
 		return dt;
 	/*
@@ -493,7 +544,7 @@ static double inst_next(struct model *m, int i)
 	 */
 	if (st->wait == NONE || st->rpos == st->total || st->cpu_bound)
 		dt = (st->rpos * m->s - st->cpos) / st->rate;
-	if (st->wait != NONE || st->rpos >= st->total)
+	if (st->wait != NONE || st->rpos >= st->total || st->rpos >= barrier_of(m, st))
 		return dt;
 	thr = (st->rpos + 1) * m->s - st->window - st->cpos;
 	if (thr > m->eps && !m->resident[extent_at(m, i, st->rpos)])
@@ -501,9 +552,44 @@ static double inst_next(struct model *m, int i)
 	return dt;
 }
 
+/* The release: start-up first, when the instance has one (and any work). */
+static void inst_release(struct model *m, int i, const double *delta,
+			 struct model_result *res)
+{
+	struct inst_state *st = &m->st[i];
+
+	st->state = m->inst[i].startup > 0 && st->total ? ST_START : ST_RUN;
+	st->srate = 1;
+	res->inst[i].start = delta[i];
+	res->inst[i].first_read = delta[i];
+}
+
 /*
- * Bring instance i up to time t (release, end, reader) and return the time
- * to its next event, so one pass over the instances does all of it.
+ * The epoch boundary of a job with a gap: the reader has handed over its
+ * whole open epoch and the consumer has eaten it. Returns whether the gap
+ * began. An instance placed mid-run (model_set_start()) may be past the
+ * barrier its open epoch says: the barrier follows the reader then.
+ */
+static bool inst_epoch_gap(struct model *m, int i)
+{
+	struct inst_state *st = &m->st[i];
+
+	if (st->open == UINT32_MAX)
+		return false;
+	if (st->rpos > 0 && (st->rpos - 1) / m->K > st->open)
+		st->open = (st->rpos - 1) / m->K;
+	if (st->rpos != barrier_of(m, st) || st->rpos >= st->total)
+		return false;
+	st->in_gap = true;
+	st->gap_left = m->inst[i].epoch_gap;
+	st->rate = 0;
+	return true;
+}
+
+/*
+ * Bring instance i up to time t (release, start-up, gap, end, reader) and
+ * return the time to its next event, so one pass over the instances does
+ * all of it.
  */
 static double inst_settle(struct model *m, int i, const double *delta, double t,
 			  struct model_result *res)
@@ -513,11 +599,23 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 	if (st->state == ST_WAIT) {
 		if (delta[i] > t + 1e-12)
 			return delta[i] - t;
+		inst_release(m, i, delta, res);
+	}
+	if (st->state == ST_START) {
+		if (m->inst[i].startup - st->spos > 1e-9)
+			return inst_next(m, i);
 		st->state = ST_RUN;
-		res->inst[i].start = delta[i];
+		res->inst[i].first_read = t;
 	}
 	if (st->state != ST_RUN)
 		return INFINITY;
+	if (st->in_gap) {
+		if (st->gap_left > 1e-9)
+			return st->gap_left;
+		st->in_gap = false;
+		st->gap_left = 0;
+		st->open++;
+	}
 	if (st->cpos >= st->rpos * m->s - m->eps) {
 		st->cpos = st->rpos * m->s;
 		if (st->rpos == st->total) {
@@ -525,20 +623,36 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 			res->inst[i].end = st->total ? t : delta[i];
 			return INFINITY;
 		}
+		if (inst_epoch_gap(m, i))
+			return st->gap_left;
 	}
 	reader_advance(m, i, res);
 	st->rate = st->rpos * m->s - st->cpos > m->eps ? m->inst[i].rate : 0;
 	return inst_next(m, i);
 }
 
-static void advance(struct model *m, double dt, double fr)
+/* B(k) split among the k loads in flight by their weights (equal: B(k)/k). */
+static double flow_rate(const struct model *m, int f)
+{
+	double wsum = 0;
+
+	for (int g = 0; g < m->nflows; g++)
+		wsum += m->flow_w[g];
+	return model_bw(&m->sys, m->nflows) * m->flow_w[f] / wsum;
+}
+
+static void advance(struct model *m, double dt)
 {
 	for (int f = 0; f < m->nflows; f++)
-		m->flow_rem[m->flows[f]] -= fr * dt;
+		m->flow_rem[m->flows[f]] -= flow_rate(m, f) * dt;
 	for (int i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
 
-		if (st->state == ST_RUN)
+		if (st->state == ST_START)
+			st->spos = min2(st->spos + st->srate * dt, m->inst[i].startup);
+		else if (st->state == ST_RUN && st->in_gap)
+			st->gap_left -= dt;
+		else if (st->state == ST_RUN)
 			st->cpos = min2(st->cpos + st->rate * dt, st->rpos * m->s);
 	}
 }
@@ -547,7 +661,7 @@ static void advance(struct model *m, double dt, double fr)
 static double settle(struct model *m, const double *delta, double t,
 		     struct model_result *res, int *done)
 {
-	double dt = INFINITY, fr;
+	double dt = INFINITY;
 
 	for (int f = m->nflows - 1; f >= 0; f--)
 		if (m->flow_rem[m->flows[f]] <= m->eps)
@@ -563,9 +677,8 @@ static double settle(struct model *m, const double *delta, double t,
 		for (int i = 0; i < m->n; i++)
 			dt = min2(dt, inst_next(m, i));
 	}
-	fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
 	for (int f = 0; f < m->nflows; f++)
-		dt = min2(dt, m->flow_rem[m->flows[f]] / fr);
+		dt = min2(dt, m->flow_rem[m->flows[f]] / flow_rate(m, f));
 	return dt;
 }
 
@@ -587,10 +700,17 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 		st->cpos = 0;
 		st->wait = NONE;
 		st->perm_epoch = UINT32_MAX;
+		st->spos = 0;
+		st->srate = 1;
+		st->in_gap = false;
+		st->gap_left = 0;
+		/* a job with a gap reads epoch by epoch, as a DataLoader does */
+		st->open = m->inst[i].epoch_gap > 0 ? 0 : UINT32_MAX;
 		/* at least double buffering, so loads overlap compute as in a loader */
 		st->window = fmax(w, 2 * m->s);
 		st->cpu_bound = m->sys.ncpu > 0 && m->inst[i].cpu_per_byte > 0;
-		m->cpu_model |= st->cpu_bound;
+		m->cpu_model |= st->cpu_bound ||
+				(m->sys.ncpu > 0 && m->inst[i].startup_cpu > 0);
 	}
 }
 
@@ -604,18 +724,17 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 	for (int i = 0; i < m->n; i++) {
 		if (!(delta[i] >= 0) || !isfinite(delta[i]))
 			return -EINVAL;
-		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1);
+		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1) + 4 * m->inst[i].epochs;
 	}
 	sim_reset(m, mask, res);
 	for (;;) {
-		double dt = settle(m, delta, t, res, &done), fr;
+		double dt = settle(m, delta, t, res, &done);
 
 		if (done == m->n)
 			break;
 		if (!isfinite(dt) || ++res->events > limit)
 			return -EDEADLK;	/* a bug, not an input error */
-		fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
-		advance(m, dt, fr);
+		advance(m, dt);
 		t += dt;
 	}
 	for (int i = 0; i < m->n; i++)

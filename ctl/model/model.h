@@ -66,6 +66,20 @@ struct model_inst {
 	double cpu_per_byte;	/* p_i, CPU-seconds per byte of preprocessing */
 	double window;		/* prefetch depth in bytes (>= one extent) */
 	double mem;		/* bytes the job itself takes from the cache */
+	/*
+	 * Real jobs (Documentation/model.md, "Real jobs"): the time from the
+	 * release to the first dataset read when alone (interpreter, imports,
+	 * model), and the CPU-seconds it takes (its demand, at most one core,
+	 * shares the CPUs with the others; no I/O); the pause at each epoch
+	 * boundary in which nothing is read or consumed (a DataLoader's workers
+	 * are forked again), which also stops the reader at the boundary; the
+	 * read streams the job keeps in flight (loader workers), which weight
+	 * its share of B(k). All 0 for loadgen: the model is then what it was.
+	 */
+	double startup;		/* s */
+	double startup_cpu;	/* CPU-s; it runs on one core at most */
+	double epoch_gap;	/* s per epoch boundary */
+	double streams;		/* weight of its loads in B(k); 0 = 1 */
 };
 
 struct model_sys {
@@ -82,6 +96,7 @@ struct model_sys {
 
 struct model_inst_result {
 	double start, end;	/* seconds from t = 0 */
+	double first_read;	/* when its start-up ended (= start without one) */
 	double miss_bytes;	/* read from storage by this instance's loads */
 	double join_bytes;	/* waited on a load another instance started */
 	double hit_bytes;	/* found resident */
@@ -141,7 +156,8 @@ int model_evict_parse(const char *s, enum model_evict *e);
  * versioned JSON document (Documentation/model.md lists the fields), and
  * turned into model input by profile_to_model(). Also the instance
  * description syntax shared by `model`, `calibrate` and `run`:
- *   name=A,rate=50M,epochs=2,order=indep|same|seq,seed=1,window=8M,cpu=0,mem=0
+ *   name=A,rate=50M,epochs=2,order=indep|same|seq,seed=1,window=8M,cpu=0,mem=0,
+ *   startup=3s,startup_cpu=2s,gap=0.3s,streams=2
  * where rate is bytes/s of cached data consumed (or step=15ms,sample=1M).
  */
 #define PROFILE_VERSION		1
@@ -154,16 +170,40 @@ struct profile_node {
 	double avail;			/* free + file - high watermark */
 };
 
+/*
+ * Where an instance's numbers came from (rate_source): "rate" (given:
+ * --rate, rate=), "warm" (a warm run of its command, calibrate.h), later
+ * "predictor" (its graph through libtandem-predict). Profiles written
+ * before used "user" and "warm-run" for the first two; they load as such.
+ */
+#define PROFILE_SRC_RATE	"rate"
+#define PROFILE_SRC_WARM	"warm"
+
+/* What a warm run measured, beyond the model's terms (0: not measured). */
+struct profile_warm {
+	double seconds;			/* the run, exec to kill */
+	double window_s;		/* the rate's window (after the first read) */
+	double bytes;			/* dataset bytes read in it */
+	double cpu_s;			/* CPU of the process group in it */
+	double first_read_s;		/* release to the first dataset read */
+	bool epoch_seen;		/* an epoch boundary was in the run */
+	bool window_measured;		/* window_bytes is the measured run-ahead */
+	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
+};
+
 struct profile_inst {
 	struct model_inst m;
-	char rate_source[16];		/* "user", "warm-run", "loadgen" */
+	char rate_source[16];		/* PROFILE_SRC_*, or an older profile's value */
 	char *cmd;			/* the command line, or NULL */
+	struct profile_warm warm;	/* rate_source "warm" */
 };
 
 struct profile {
 	int version;
 	char created[32];		/* UTC, ISO 8601 */
 	double calib_seconds;
+	double storage_seconds;		/* of it: memory and B(k) */
+	double warmup_seconds;		/* of it: reading the dataset into the cache */
 	/* dataset */
 	char *dataset_path;
 	double dataset_bytes;

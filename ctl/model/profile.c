@@ -93,6 +93,18 @@ static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
 		in->cpu_per_byte = d / (1024.0 * 1024.0);
 		return 0;
 	}
+	if (!strcmp(key, "startup"))
+		return units_parse_duration(val, &in->startup);
+	if (!strcmp(key, "startup_cpu"))	/* CPU-seconds */
+		return units_parse_duration(val, &in->startup_cpu);
+	if (!strcmp(key, "gap"))
+		return units_parse_duration(val, &in->epoch_gap);
+	if (!strcmp(key, "streams")) {
+		if (units_parse_bytes(val, &u) || u > 1024)
+			return -EINVAL;
+		in->streams = u;
+		return 0;
+	}
 	return -ENOENT;
 }
 
@@ -152,6 +164,20 @@ static void save_nodes(struct jw *w, const struct profile *p)
 	jw_arr_close(w);
 }
 
+static void save_warm(struct jw *w, const struct profile_warm *wm)
+{
+	jw_obj_open(w, "warm_run");
+	jw_str(w, "method", wm->method);
+	jw_double(w, "seconds", wm->seconds);
+	jw_double(w, "first_read_s", wm->first_read_s);
+	jw_double(w, "window_s", wm->window_s);
+	jw_double(w, "bytes", wm->bytes);
+	jw_double(w, "cpu_s", wm->cpu_s);
+	jw_bool(w, "epoch_seen", wm->epoch_seen);
+	jw_bool(w, "window_measured", wm->window_measured);
+	jw_obj_close(w);
+}
+
 static void save_inst(struct jw *w, const struct profile_inst *pi)
 {
 	const struct model_inst *in = &pi->m;
@@ -159,14 +185,22 @@ static void save_inst(struct jw *w, const struct profile_inst *pi)
 	jw_obj_open(w, NULL);
 	jw_str(w, "name", in->name);
 	jw_double(w, "rate_bps", in->rate);
-	jw_str(w, "rate_source", pi->rate_source[0] ? pi->rate_source : "user");
+	jw_str(w, "rate_source", pi->rate_source[0] ? pi->rate_source : PROFILE_SRC_RATE);
 	jw_u64(w, "epochs", in->epochs);
 	jw_str(w, "order", model_order_name(in->order));
 	jw_u64(w, "seed", in->seed);
 	jw_double(w, "window_bytes", in->window);
 	jw_double(w, "cpu_s_per_byte", in->cpu_per_byte);
 	jw_double(w, "mem_bytes", in->mem);
+	jw_double(w, "startup_s", in->startup);
+	jw_double(w, "startup_cpu_s", in->startup_cpu);
+	jw_double(w, "epoch_gap_s", in->epoch_gap);
+	jw_double(w, "streams", in->streams);
 	jw_str(w, "cmd", pi->cmd);
+	if (pi->warm.method[0])
+		save_warm(w, &pi->warm);
+	else
+		jw_null(w, "warm_run");
 	jw_obj_close(w);
 }
 
@@ -176,6 +210,8 @@ static void save_doc(struct jw *w, const struct profile *p)
 	jw_s64(w, "tandem_profile", p->version);
 	jw_str(w, "created", p->created);
 	jw_double(w, "calibration_seconds", p->calib_seconds);
+	jw_double(w, "storage_seconds", p->storage_seconds);
+	jw_double(w, "warmup_seconds", p->warmup_seconds);
 	jw_obj_open(w, "dataset");
 	jw_str(w, "path", p->dataset_path);
 	jw_double(w, "bytes", p->dataset_bytes);
@@ -342,6 +378,22 @@ static int load_memory(const json_t *m, struct profile *p)
 	return 0;
 }
 
+/* what a warm run measured: for people and later tools, not the model */
+static void load_warm(const json_t *o, struct profile_warm *wm)
+{
+	memset(wm, 0, sizeof(*wm));
+	if (!json_is_object(o))
+		return;
+	load_strbuf(o, "method", wm->method, sizeof(wm->method));
+	load_num(o, "seconds", &wm->seconds, false);
+	load_num(o, "first_read_s", &wm->first_read_s, false);
+	load_num(o, "window_s", &wm->window_s, false);
+	load_num(o, "bytes", &wm->bytes, false);
+	load_num(o, "cpu_s", &wm->cpu_s, false);
+	wm->epoch_seen = json_is_true(json_object_get(o, "epoch_seen"));
+	wm->window_measured = json_is_true(json_object_get(o, "window_measured"));
+}
+
 static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 {
 	struct model_inst *in = &pi->m;
@@ -358,10 +410,16 @@ static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 	err = err ?: load_num(o, "window_bytes", &in->window, false);
 	err = err ?: load_num(o, "cpu_s_per_byte", &in->cpu_per_byte, false);
 	err = err ?: load_num(o, "mem_bytes", &in->mem, false);
+	err = err ?: load_num(o, "startup_s", &in->startup, false);
+	err = err ?: load_num(o, "startup_cpu_s", &in->startup_cpu, false);
+	err = err ?: load_num(o, "epoch_gap_s", &in->epoch_gap, false);
+	err = err ?: load_num(o, "streams", &in->streams, false);
 	if (err)
 		return err;
-	if (epochs < 0 || seed < 0)
+	if (epochs < 0 || seed < 0 || !(in->startup >= 0) || !(in->startup_cpu >= 0) ||
+	    !(in->epoch_gap >= 0) || !(in->streams >= 0))
 		return -EINVAL;
+	load_warm(json_object_get(o, "warm_run"), &pi->warm);
 	in->epochs = epochs;
 	in->seed = seed;
 	if (!tjson_get_str(o, "order", &s) && model_order_parse(s, &in->order))
@@ -387,6 +445,8 @@ static int load_doc(const json_t *doc, struct profile *p, char *err, size_t errl
 	}
 	load_strbuf(doc, "created", p->created, sizeof(p->created));
 	load_num(doc, "calibration_seconds", &p->calib_seconds, false);
+	load_num(doc, "storage_seconds", &p->storage_seconds, false);
+	load_num(doc, "warmup_seconds", &p->warmup_seconds, false);
 	if ((ret = load_dataset(json_object_get(doc, "dataset"), p)) ||
 	    (ret = load_storage(json_object_get(doc, "storage"), p)) ||
 	    (ret = load_memory(json_object_get(doc, "memory"), p))) {

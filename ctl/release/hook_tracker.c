@@ -10,31 +10,10 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include <bpf/bpf.h>
-
 #include "lib/log.h"
 #include "release/release.h"
 
 #define PAGE_4K 4096ULL
-
-/*
- * A tracker loaded for a run gets a page-state map that holds the whole
- * dataset (plus a quarter), so a dataset larger than the default 512 MiB
- * is not counted through overflow; one already loaded is used as it is.
- */
-static int ensure_loaded(struct rel_tracker *k)
-{
-	struct tracker_load_opts o = { 0 };
-	uint64_t want = k->pages + k->pages / 4;
-
-	k->loaded_here = false;
-	if (tracker_is_loaded())
-		return 0;
-	if (want > TRACKER_DEFAULT_MAX_PAGES)
-		o.max_pages = want > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)want;
-	k->loaded_here = true;
-	return tracker_load(&o);
-}
 
 static int trk_register(void *state, const struct rel_dataset *d)
 {
@@ -45,7 +24,8 @@ static int trk_register(void *state, const struct rel_dataset *d)
 	memset(k, 0, sizeof(*k));	/* ids of an earlier run with this state */
 	for (uint32_t i = 0; i < d->files->nfiles; i++)
 		k->pages += (d->files->sizes[i] + PAGE_4K - 1) / PAGE_4K;
-	err = ensure_loaded(k);
+	/* a page-state map that holds the whole dataset (one loaded is used as is) */
+	err = tracker_load_for(k->pages, &k->loaded_here);
 	if (!err)
 		err = tracker_open(&k->t);
 	if (!err) {
@@ -54,6 +34,8 @@ static int trk_register(void *state, const struct rel_dataset *d)
 		err = tracker_dataset_add(&k->t, d->name, d->files->paths, d->files->nfiles,
 					  &res);
 		k->dataset = res.dataset;
+		k->files_added = res.added;
+		k->files_present = res.present;
 	}
 	if (err)
 		ctl_err("tracker: not available (%s); instances run untracked, progress:F "
@@ -101,24 +83,14 @@ static void trk_job_exit(void *state, int idx, int status)
 static int trk_progress(void *state, int idx, pid_t pgid, double *fraction)
 {
 	struct rel_tracker *k = state;
-	struct tandem_trk_ckey key;
-	struct tandem_trk_counts *v;
-	uint64_t pages = 0;
-	int err = 0;
+	struct tandem_trk_counts c;
+	int err;
 
 	(void)pgid;
 	if (!has_job(k, idx) || !k->pages)
 		return -ENOENT;
-	key = (struct tandem_trk_ckey){ .job = k->job[idx], .dataset = k->dataset };
-	v = calloc(k->t.ncpus, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(k->t.counts_fd, &key, v))
-		err = errno == ENOENT ? 0 : -errno;	/* no event yet: nothing loaded */
-	for (int c = 0; !err && c < k->t.ncpus; c++)
-		pages += v[c].miss + v[c].shared_hit;
-	free(v);
-	*fraction = (double)pages / k->pages;
+	err = tracker_job_counts(&k->t, k->job[idx], k->dataset, &c);
+	*fraction = (double)(c.miss + c.shared_hit) / k->pages;
 	return err;
 }
 

@@ -26,6 +26,7 @@ void rel_plan_opts_init(struct rel_plan_opts *o)
 	model_args_init(&o->args);
 	o->min_gain = MO_MIN_GAIN;
 	o->cal.sample_bytes = 256.0 * 1024 * 1024;
+	o->cal.bw_seconds = CAL_BW_SECONDS;
 	o->cal.max_readers = 2;
 }
 

@@ -181,6 +181,7 @@ struct rel_tracker {
 	bool registered;		/* the instances were tracked */
 	bool loaded_here;		/* this run loaded the tracker */
 	uint32_t dataset;		/* the tracker's id of the dataset */
+	uint32_t files_added, files_present;	/* by this run's registration */
 	/* inside */
 	bool open;
 	struct tracker t;

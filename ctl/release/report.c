@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include "lib/files.h"
 #include "lib/out.h"
 #include "release/release.h"
 
@@ -32,8 +33,16 @@ static void print_registration(const struct rel_report *rep)
 	const struct rel_module *m = rep->module;
 	const struct rel_tracker *t = rep->tracker;
 
+	const struct lg_dataset *ds = rep->run->ds.files;
+
 	out_str("dataset", NULL, rep->run->ds.dir);
-	out_str("dataset_name", "dataset %s:", rep->run->ds.name);
+	out_str("dataset_name", "dataset %s", rep->run->ds.name);
+	out_u64("dataset_files", " (%llu files", ds ? ds->nfiles : 0);
+	out_double("dataset_bytes", NULL, ds ? ds->bytes : 0);
+	out_text(", %.1f MiB", ds ? ds->bytes / 1048576.0 : 0);
+	if (ds)
+		file_skips_print(&ds->skipped);
+	out_text("):");
 	if (m && m->registered) {
 		out_obj_open("module");
 		out_u64("dataset_id", " tandem.ko dataset %llu", m->id);
@@ -52,6 +61,9 @@ static void print_registration(const struct rel_report *rep)
 		out_u64("dataset_id", ", tracker dataset %llu", t->dataset);
 		out_bool("loaded_by_run", NULL, t->loaded_here);
 		out_text("%s", t->loaded_here ? " (tracker loaded by this run)" : "");
+		out_u64("files_added", NULL, t->files_added);
+		out_u64("files_present", NULL, t->files_present);
+		out_u64("pages", NULL, t->pages);
 		out_obj_close();
 	} else {
 		out_null("tracker", ", not tracked");

@@ -475,6 +475,20 @@ err_destroy:
 	return err;
 }
 
+int tracker_load_for(uint64_t pages, bool *loaded)
+{
+	struct tracker_load_opts o = { 0 };
+	uint64_t want = pages + pages / 4;
+
+	*loaded = false;
+	if (tracker_is_loaded())
+		return 0;
+	if (want > TRACKER_DEFAULT_MAX_PAGES)
+		o.max_pages = want > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)want;
+	*loaded = true;
+	return tracker_load(&o);
+}
+
 int tracker_ensure_loaded(bool *loaded)
 {
 	struct tracker_load_opts o = {};

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "lib/files.h"
 #include "lib/log.h"
 #include "tracker/tracker.h"
 #include "lib/util.h"
@@ -212,50 +212,28 @@ static uint32_t max_file_id(int fd)
 	return max;
 }
 
-/* state of one dataset_add call, for the nftw callback */
-static struct add_walk {
-	struct tracker *t;
-	struct tracker_add_result *res;
-	uint32_t next_file_id;
-	int err;
-} walk;
-
-static int add_one_file(const char *path, const struct stat *st)
+/* Register one file of the walk with dataset res->dataset, next id *next_id. */
+static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
+			uint32_t *next_id, struct tracker_add_result *res)
 {
 	struct tandem_trk_file_key key = {
-		.dev = tracker_kdev(st->st_dev), .ino = st->st_ino,
+		.dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i],
 	};
-	struct tandem_trk_file f = {
-		.dataset = walk.res->dataset, .file_id = walk.next_file_id,
-	};
+	struct tandem_trk_file f = { .dataset = res->dataset, .file_id = *next_id };
 
-	if (!bpf_map_update_elem(walk.t->files_fd, &key, &f, BPF_NOEXIST)) {
-		walk.next_file_id++;
-		walk.res->added++;
-		walk.res->pages += (st->st_size + PAGE_4K - 1) / PAGE_4K;
+	if (!bpf_map_update_elem(t->files_fd, &key, &f, BPF_NOEXIST)) {
+		(*next_id)++;
+		res->added++;
+		res->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
 		return 0;
 	}
 	if (errno == EEXIST) {
-		walk.res->present++;
+		res->present++;
 		return 0;
 	}
-	walk.err = -errno;
-	ctl_err("tracker: cannot register %s: %s%s", path, strerror(errno),
+	ctl_err("tracker: cannot register %s: %s%s", fl->paths[i], strerror(errno),
 		errno == E2BIG ? " (file map full: reload with a larger --max-files)" : "");
-	return 1;
-}
-
-static int walk_cb(const char *path, const struct stat *st, int type,
-		   struct FTW *ftw __attribute__((unused)))
-{
-	if (type == FTW_NS || type == FTW_DNR) {
-		walk.err = -EACCES;
-		ctl_err("tracker: cannot read %s", path);
-		return 1;
-	}
-	if (type != FTW_F || !S_ISREG(st->st_mode))
-		return 0;
-	return add_one_file(path, st);
+	return -errno;
 }
 
 static int dataset_get_or_create(struct tracker *t, const char *name, uint32_t *id)
@@ -295,28 +273,30 @@ int tracker_dataset_add(struct tracker *t, const char *name,
 			char *const *paths, int npaths,
 			struct tracker_add_result *res)
 {
+	struct file_list fl = { 0 };
+	uint32_t next_id;
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	/* the same files as every other command (lib/files.h), walked before the lock */
+	err = file_list_collect(&fl, (char **)paths, npaths);
+	if (err)
+		goto free_fl;
 	err = tracker_lock(t);
 	if (err)
-		return err;
+		goto free_fl;
 	err = dataset_get_or_create(t, name, &res->dataset);
 	if (err)
 		goto out_unlock;
-	walk = (struct add_walk){ .t = t, .res = res,
-				  .next_file_id = max_file_id(t->files_fd) + 1 };
-	for (int i = 0; i < npaths && !walk.err; i++) {
-		if (nftw(paths[i], walk_cb, 16, FTW_PHYS) < 0 && !walk.err) {
-			walk.err = -errno;
-			ctl_err("tracker: cannot read %s: %s", paths[i], strerror(errno));
-		}
-	}
-	err = dataset_account(t, res);
-	if (walk.err)
-		err = walk.err;
+	next_id = max_file_id(t->files_fd) + 1;
+	for (size_t i = 0; i < fl.n && !err; i++)
+		err = add_one_file(t, &fl, i, &next_id, res);
+	res->skipped = fl.skipped;
+	err = dataset_account(t, res) ?: err;
 out_unlock:
 	tracker_unlock(t);
+free_fl:
+	file_list_free(&fl);
 	return err;
 }
 
@@ -410,6 +390,29 @@ int tracker_job_set_root(struct tracker *t, uint32_t job, pid_t pid)
 int tracker_job_set_exit(struct tracker *t, uint32_t job, int code)
 {
 	return job_update(t, job, set_exit, code);
+}
+
+int tracker_job_counts(struct tracker *t, uint32_t job, uint32_t dataset,
+		       struct tandem_trk_counts *sum)
+{
+	struct tandem_trk_ckey key = { .job = job, .dataset = dataset };
+	struct tandem_trk_counts *v = calloc(t->ncpus, sizeof(*v));
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(t->counts_fd, &key, v))
+		err = errno == ENOENT ? 0 : -errno;	/* no event yet */
+	for (int c = 0; !err && c < t->ncpus; c++) {
+		sum->miss += v[c].miss;
+		sum->first_access += v[c].first_access;
+		sum->own_hit += v[c].own_hit;
+		sum->shared_hit += v[c].shared_hit;
+		sum->evict += v[c].evict;
+	}
+	free(v);
+	return err;
 }
 
 int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/files.h"
 #include "../../bpf/tracker.h"	/* the map types shared with the BPF side */
 
 #define TRACKER_DEFAULT_DIR		"/sys/fs/bpf/tandem/tracker"
@@ -44,6 +45,12 @@ int tracker_load(const struct tracker_load_opts *opts);
 int tracker_unload(void);
 /* load with default options unless already loaded; *loaded says which */
 int tracker_ensure_loaded(bool *loaded);
+/*
+ * The same with a page-state map that holds a dataset of `pages` pages plus
+ * a quarter (at least the default), so it is counted without overflow; a
+ * tracker already loaded is used as it is.
+ */
+int tracker_load_for(uint64_t pages, bool *loaded);
 int tracker_kind_parse(const char *s, enum tracker_kind *kind);
 
 /* The pinned maps, opened by path. */
@@ -67,12 +74,16 @@ void tracker_close(struct tracker *t);
 int tracker_lock(struct tracker *t);
 void tracker_unlock(struct tracker *t);
 
-/* Datasets: NAME is created on first use; PATHs are files or directories. */
+/*
+ * Datasets: NAME is created on first use; PATHs are files or directories,
+ * walked by the dataset walk every command uses (lib/files.h).
+ */
 struct tracker_add_result {
 	uint32_t dataset;
 	uint32_t added;		/* files newly registered */
 	uint32_t present;	/* already registered (to this or another dataset) */
 	uint64_t pages;		/* pages of the newly registered files */
+	struct file_skips skipped;	/* what the walk left out */
 };
 int tracker_dataset_add(struct tracker *t, const char *name,
 			char *const *paths, int npaths,
@@ -95,6 +106,12 @@ int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid);
 int tracker_job_add_tree(struct tracker *t, uint32_t job, pid_t pid, int *nadded);
 int tracker_job_set_root(struct tracker *t, uint32_t job, pid_t pid);
 int tracker_job_set_exit(struct tracker *t, uint32_t job, int exit_code);
+/*
+ * One job's counters on one dataset, summed over CPUs: one map lookup, cheap
+ * enough to poll every few milliseconds (zeroes before its first event).
+ */
+int tracker_job_counts(struct tracker *t, uint32_t job, uint32_t dataset,
+		       struct tandem_trk_counts *sum);
 
 /* A summed, consistent-enough copy of every counter (for stats). */
 struct tracker_count_row {

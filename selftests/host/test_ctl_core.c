@@ -81,6 +81,14 @@ TEST(printer_json_and_text_from_one_path)
 	EXPECT_STREQ("id 7 name a\"b\\c\n\n", capture(false, emit_sample));
 }
 
+static void write_file_at(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
 FIXTURE(tree) {
 	char dir[64];
 };
@@ -122,15 +130,61 @@ TEST_F(tree, walk_is_sorted_recursive_regular_only)
 	char want[256];
 
 	ASSERT_EQ(0, file_list_collect(&fl, args, 1));
-	ASSERT_EQ(4, fl.n);
+	/* a, b/x, b/y, link (followed: its target's real path), z; the fifo skipped */
+	ASSERT_EQ(5, fl.n);
 	snprintf(want, sizeof(want), "%s/a", self->dir);
 	EXPECT_STREQ(want, fl.paths[0]);
 	snprintf(want, sizeof(want), "%s/b/x", self->dir);
 	EXPECT_STREQ(want, fl.paths[1]);
 	snprintf(want, sizeof(want), "%s/b/y", self->dir);
 	EXPECT_STREQ(want, fl.paths[2]);
+	EXPECT_EQ(NULL, strstr(fl.paths[3], "link"));
+	EXPECT_EQ('/', fl.paths[3][0]);
 	snprintf(want, sizeof(want), "%s/z", self->dir);
-	EXPECT_STREQ(want, fl.paths[3]);
+	EXPECT_STREQ(want, fl.paths[4]);
+	EXPECT_EQ(1, fl.skipped.special);
+	EXPECT_EQ(0, fl.skipped.hidden);
+	file_list_free(&fl);
+}
+
+/* hidden names, a second link to a file, a link to a directory and back */
+TEST_F(tree, walk_skips_hidden_duplicates_and_loops)
+{
+	struct file_list fl = { 0 };
+	char *args[] = { self->dir };
+	char p[256], q[256], buf[160];
+
+	snprintf(p, sizeof(p), "%s/.hidden", self->dir);
+	ASSERT_EQ(0, mkdir(p, 0755));
+	snprintf(p, sizeof(p), "%s/.hidden/f", self->dir);
+	write_file_at(p);
+	snprintf(p, sizeof(p), "%s/.dot", self->dir);
+	write_file_at(p);
+	snprintf(p, sizeof(p), "%s/a", self->dir);
+	snprintf(q, sizeof(q), "%s/b/hard_a", self->dir);
+	ASSERT_EQ(0, link(p, q));			/* same inode as a */
+	snprintf(q, sizeof(q), "%s/b/sym_x", self->dir);
+	ASSERT_EQ(0, symlink("x", q));			/* same inode as b/x */
+	snprintf(q, sizeof(q), "%s/b/up", self->dir);
+	ASSERT_EQ(0, symlink("..", q));			/* back to the top */
+	snprintf(q, sizeof(q), "%s/c", self->dir);
+	ASSERT_EQ(0, symlink("b", q));			/* b again */
+	snprintf(q, sizeof(q), "%s/gone", self->dir);
+	ASSERT_EQ(0, symlink("nowhere", q));
+	ASSERT_EQ(0, file_list_collect(&fl, args, 1));
+	EXPECT_EQ(5, fl.n);
+	EXPECT_EQ(2, fl.skipped.hidden);
+	EXPECT_EQ(2, fl.skipped.duplicates);
+	EXPECT_EQ(2, fl.skipped.dirs_again);
+	EXPECT_EQ(1, fl.skipped.dangling);
+	EXPECT_EQ(1, fl.skipped.special);
+	EXPECT_STREQ("2 hidden, 1 special, 1 dangling link, 2 duplicate, 2 directory again",
+		     file_skips_fmt(&fl.skipped, buf, sizeof(buf)));
+	/* a hidden file given by name is taken */
+	snprintf(p, sizeof(p), "%s/.dot", self->dir);
+	args[0] = p;
+	ASSERT_EQ(0, file_list_collect(&fl, args, 1));
+	EXPECT_EQ(6, fl.n);
 	file_list_free(&fl);
 }
 

@@ -371,4 +371,97 @@ TEST(bad_input_is_rejected)
 	EXPECT_EQ(NULL, m);
 }
 
+/*
+ * Real-job terms (model.h, struct model_inst), warm and compute-bound:
+ * 1000 MiB at R = 100 MiB/s, 3 epochs = 30 s of consuming.
+ *  - start-up 4 s: M = 4 + 30 = 34, the first read at 4 s;
+ *  - an epoch gap of 0.5 s: 2 boundaries, M = 30 + 1 = 31;
+ *  - two jobs with 3 s start-ups of 3 CPU-s each (one core) on 1 CPU,
+ *    released together: the start-ups share the core, both end at 6 s,
+ *    then each consumes 1000 MiB (1 epoch) at 100 MiB/s: M = 16; on 2
+ *    CPUs, 3 + 10 = 13.
+ */
+TEST(real_job_startup_gap_and_startup_cpu)
+{
+	struct model_sys sys = { .dataset = 1000 * MiB, .extents = 500, .cache = 2000 * MiB,
+				 .bw = { 10 * MiB }, .nbw = 1, .warm = true };
+	struct model_inst in[2] = { job("A", 100 * MiB, 3, MODEL_ORDER_INDEP, 1),
+				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+
+	in[0].startup = 4;
+	m = mk(&sys, in, 1);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 34.0), 1e-3) TH_LOG("start-up: M %.4f", r.makespan);
+	EXPECT_LT(fabs(r.inst[0].first_read - 4.0), 1e-6);
+	model_free(m);
+
+	in[0].startup = 0;
+	in[0].epoch_gap = 0.5;
+	m = mk(&sys, in, 1);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 31.0), 1e-3) TH_LOG("gap: M %.4f", r.makespan);
+	model_free(m);
+
+	in[0] = job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1);
+	for (int i = 0; i < 2; i++) {
+		in[i].startup = 3;
+		in[i].startup_cpu = 3;
+	}
+	sys.ncpu = 1;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 16.0), 1e-3) TH_LOG("1 CPU: M %.4f", r.makespan);
+	EXPECT_LT(fabs(r.inst[1].first_read - 6.0), 1e-3);
+	model_free(m);
+	sys.ncpu = 2;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 13.0), 1e-3) TH_LOG("2 CPUs: M %.4f", r.makespan);
+	model_free(m);
+}
+
+/*
+ * Read streams weight the share of B(k): two disk-bound jobs on separate
+ * halves... here on one dataset read once each (independent shuffles, no
+ * cache): 100 MiB at B = 10 MiB/s, cache too small to matter (1 extent).
+ * Equal weights: each gets 5 MiB/s, both end at 20 s. A with 3 streams, B
+ * with 1: A gets 7.5 MiB/s until it ends (13.33 s, 100 MiB), B has read
+ * 33.3 MiB by then, then reads the other 66.7 at 10 MiB/s: 20 s.
+ */
+TEST(real_job_streams_weight_the_bandwidth)
+{
+	struct model_sys sys = { .dataset = 100 * MiB, .extents = 100, .cache = 1 * MiB,
+				 .bw = { 10 * MiB }, .nbw = 1 };
+	struct model_inst in[2] = { job("A", 1000 * MiB, 1, MODEL_ORDER_INDEP, 1),
+				    job("B", 1000 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+
+	in[0].window = in[1].window = 1 * MiB;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[0].end - r.inst[1].end), 0.3) TH_LOG("equal: A %.3f B %.3f",
+								    r.inst[0].end, r.inst[1].end);
+	EXPECT_LT(fabs(r.makespan - 20.0), 0.3);
+	model_free(m);
+	in[0].streams = 3;
+	in[1].streams = 1;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[0].end - 13.33), 0.3) TH_LOG("3:1: A %.3f B %.3f",
+							     r.inst[0].end, r.inst[1].end);
+	EXPECT_LT(fabs(r.makespan - 20.0), 0.3);
+	model_free(m);
+}
+
 TEST_HARNESS_MAIN

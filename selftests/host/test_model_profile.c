@@ -214,7 +214,7 @@ TEST(calibrate_cold_read_and_bandwidth)
 	ASSERT_EQ(0, cal_make_cold(&ds, ds.nsamples, CAL_COLD_FADVISE, NULL));
 	pages = fincore_pages(dir);
 	EXPECT_LT(pages, 8 * 256 / 20) TH_LOG("%ld pages resident after fadvise", pages);
-	ASSERT_EQ(0, cal_bandwidth(&ds, ds.nsamples, 2, CAL_COLD_FADVISE, &bw));
+	ASSERT_EQ(0, cal_bandwidth(&ds, ds.nsamples, 2, CAL_COLD_FADVISE, 0, &bw));
 	EXPECT_GT(bw.bps, 0);
 	EXPECT_GT(bw.bytes, 0);
 	EXPECT_LE(bw.bytes, (double)total);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Private to calibrate/: a warm run's samples (warm.c) and their fit (warmfit.c). */
+#ifndef TANDEM_CTL_CALIBRATE_WARM_H
+#define TANDEM_CTL_CALIBRATE_WARM_H
+
+#include "calibrate/calibrate.h"
+#include "lib/procio.h"
+
+#define WARM_MAX_PROCS	32
+#define WARM_MAX_SCANS	1024
+
+struct warm_sample {
+	double t;		/* s after the release */
+	double count;		/* dataset read so far: tracker pages, or rchar bytes */
+};
+
+/* a scan of the process group: CPU and every member's rchar */
+struct warm_scan {
+	double t;
+	double cpu;		/* CPU-s of the group (reaped members included) */
+	int n;
+	struct procio_proc proc[WARM_MAX_PROCS];
+};
+
+struct warm_run {
+	struct cal_warm_opts opt;
+	const struct lg_dataset *ds;
+	struct cal_track *trk;		/* NULL: /proc */
+	uint32_t job;			/* the tracker's job */
+	pid_t pgid;
+	bool reaped;
+	double t0;			/* monotonic time of the release */
+	double first;			/* first dataset read, s after t0; < 0: none yet */
+	int first_scan;			/* the scan taken then */
+	uint64_t rchar0;		/* /proc: the group's rchar at the first read */
+	unsigned polls;
+	struct warm_sample *s;
+	size_t n, cap;
+	double count;			/* the last sample's */
+	struct warm_scan *scans;
+	int nscans;
+	/* the first epoch boundary: the reads stall, then resume */
+	double last_inc_t, last_inc_count;
+	double stall, stall_count;	/* the last read before the stall; < 0: none */
+	double resumed;			/* the first read after it; < 0: none */
+};
+
+/* Watch for the first epoch boundary (every sample). */
+void warm_boundary_update(struct warm_run *w, double t);
+/* What the samples say: rate, CPU per byte, start-up, gap, streams. */
+int warm_fit(const struct warm_run *w, double window, struct cal_warm *out);
+
+#endif

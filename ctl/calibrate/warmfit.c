@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a warm run's samples say (calibrate.h, struct cal_warm;
+ * Documentation/model.md, "Real jobs: the terms and how calibrate measures
+ * them"). Everything is read off the read timeline count(t), which the
+ * model reproduces: its reader runs ahead of its consumer by the window W
+ * (the instance's window=), stops at an epoch's end, and resumes after the
+ * consumer ate the epoch and the gap passed.
+ *
+ *  - the first epoch boundary: a stall of the reads (>= 0.1 s) once the
+ *    count reached 99.8% of an epoch (the dataset's pages for the tracker,
+ *    its bytes for rchar); the count there is one epoch's worth of units;
+ *  - rate R: the slope of the reads over the second half of the first
+ *    epoch (or of the run, without a boundary): past the first batches,
+ *    which run slower (the loader fills its queue, the framework warms up);
+ *  - CPU per byte: the group's CPU over the same window, over its bytes;
+ *  - streams: the members that read at least a tenth of it (loader workers);
+ *  - the run-ahead W (the instance's window, unless window= was given):
+ *    the steady line's bytes back at the first read, bytes(t_b) - R (t_b -
+ *    first read), at least 0: what the loader read ahead of the step (its
+ *    workers x prefetch batches) less what its first, slower steps lost;
+ *  - start-up: where the model's reader must start to be where the real
+ *    one is at the window's end: t_b - (bytes(t_b) - W) / R, at least the
+ *    first read (which the profile also keeps); the first batches' slowness
+ *    is in it;
+ *  - start-up CPU: the group's CPU at the first read;
+ *  - epoch gap: the stall minus what the model's reader waits for its
+ *    consumer there (W / R); below three polls (60 ms) none.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "calibrate/warm.h"
+
+#define PAGE_4K		4096ULL
+#define STALL_MIN_S	0.1	/* no read for this long at an epoch's end: the boundary */
+#define EPOCH_END	0.998	/* of an epoch's units: its last batches */
+#define GAP_MIN_S	0.06	/* three polls */
+#define RAMP_S		1.0
+
+/* one epoch's count by the dataset's size: pages (tracker) or bytes */
+static double units_expected(const struct warm_run *w)
+{
+	double pages = 0;
+
+	if (!w->trk)
+		return w->ds->bytes;
+	for (uint32_t i = 0; i < w->ds->nfiles; i++)
+		pages += (w->ds->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+	return pages;
+}
+
+void warm_boundary_update(struct warm_run *w, double t)
+{
+	double c = w->count;
+
+	if (w->resumed >= 0 || w->first < 0)
+		return;
+	if (c > w->last_inc_count) {
+		if (w->last_inc_count >= EPOCH_END * units_expected(w) &&
+		    t - w->last_inc_t >= STALL_MIN_S) {
+			w->stall = w->last_inc_t;
+			w->stall_count = w->last_inc_count;
+			/* it resumed between the previous poll and this one */
+			w->resumed = w->n > 1 ? (w->s[w->n - 2].t + t) / 2 : t;
+		}
+		w->last_inc_t = t;
+		w->last_inc_count = c;
+	}
+}
+
+/* the count at time t (the last sample at or before it) */
+static double count_at(const struct warm_run *w, double t)
+{
+	double c = 0;
+
+	for (size_t i = 0; i < w->n && w->s[i].t <= t + 1e-9; i++)
+		c = w->s[i].count;
+	return c;
+}
+
+/* the first scan at or after t, and the last at or before t */
+static int scan_after(const struct warm_run *w, double t)
+{
+	for (int i = 0; i < w->nscans; i++)
+		if (w->scans[i].t >= t - 1e-9)
+			return i;
+	return w->nscans - 1;
+}
+
+static int scan_before(const struct warm_run *w, double t)
+{
+	for (int i = w->nscans - 1; i >= 0; i--)
+		if (w->scans[i].t <= t + 1e-9)
+			return i;
+	return 0;
+}
+
+/* members that read at least a tenth of what the group read between two scans */
+static double streams_between(const struct warm_scan *a, const struct warm_scan *b)
+{
+	double d[WARM_MAX_PROCS], total = 0;
+	int n = 0;
+
+	for (int i = 0; i < b->n; i++) {
+		d[i] = b->proc[i].rchar;
+		for (int j = 0; j < a->n; j++)
+			if (a->proc[j].pid == b->proc[i].pid)
+				d[i] -= a->proc[j].rchar;
+		total += d[i];
+	}
+	for (int i = 0; i < b->n; i++)
+		n += total > 0 && d[i] >= 0.1 * total;
+	return n ? n : 1;
+}
+
+/* the time the count first reached c */
+static double time_of(const struct warm_run *w, double c)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->s[i].count >= c)
+			return w->s[i].t;
+	return w->s[w->n - 1].t;
+}
+
+/* the steady window [*a, *b] as two scans: the second half of epoch 1 */
+static int steady_window(const struct warm_run *w, int *a, int *b)
+{
+	double end = w->stall >= 0 ? w->stall : w->s[w->n - 1].t;
+	double half = time_of(w, count_at(w, end) / 2);
+
+	*a = scan_after(w, fmax(half, w->first + fmin(RAMP_S, 0.2 * (end - w->first))));
+	*b = scan_before(w, end);
+	if (*b <= *a) {
+		*a = w->first_scan;
+		*b = w->nscans - 1;
+	}
+	return *b > *a ? 0 : -ENODATA;
+}
+
+int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
+{
+	const struct warm_scan *sa, *sb;
+	double units, bpu, bytes, read_b, ahead;
+	int a, b;
+
+	if (w->first < 0 || !w->n || steady_window(w, &a, &b))
+		return -ENODATA;
+	sa = &w->scans[a];
+	sb = &w->scans[b];
+	units = w->stall >= 0 ? w->stall_count : units_expected(w);
+	bpu = w->ds->bytes / units;
+	bytes = (count_at(w, sb->t) - count_at(w, sa->t)) * bpu;
+	if (!(bytes > 0))
+		return -ENODATA;
+	out->first_read = w->first;
+	out->window_s = sb->t - sa->t;
+	out->bytes = bytes;
+	out->cpu_s = sb->cpu - sa->cpu;
+	out->rate = bytes / out->window_s;
+	out->cpu_per_byte = out->cpu_s / bytes;
+	out->streams = streams_between(sa, sb);
+	out->units_per_epoch = units;
+	/*
+	 * The run-ahead W: where the steady line is back at the first read
+	 * (the loader's first batches came faster than the step eats them);
+	 * at most what epoch 1 had read at the window's end. Then the start-up
+	 * puts the model's consumer where the line says the real one is.
+	 */
+	read_b = count_at(w, sb->t) * bpu;
+	ahead = read_b - out->rate * (sb->t - w->first);
+	out->window = window > 0 ? window : fmin(fmax(ahead, 0), read_b);
+	out->window_measured = !(window > 0);
+	out->startup = sb->t - (read_b - out->window) / out->rate;
+	out->startup = fmin(fmax(out->startup, w->first), sb->t);
+	out->startup_cpu = w->scans[w->first_scan].cpu;
+	out->epoch_seen = w->resumed >= 0;
+	if (out->epoch_seen)
+		out->epoch_gap = (w->resumed - w->stall) - out->window / out->rate;
+	if (out->epoch_gap < GAP_MIN_S)
+		out->epoch_gap = 0;
+	strcpy(out->method, w->trk ? "tracker" : "proc");
+	return 0;
+}

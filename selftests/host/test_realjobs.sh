@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tandemctl calibrate, then run, on two real PyTorch jobs (examples/pytorch/
+# train.py, unchanged: ImageFolder, DataLoader with 2 workers, 2 epochs) over
+# a real throttled store (scripts/loopstore.sh: ext4 on a loop device, blkio
+# cap), with the host's BPF tracker:
+#  - calibrate's warm runs measure each job's terms: the rate, CPU per byte,
+#    start-up (at least the first read, which the import of torch puts past
+#    0.3 s), the read-ahead and 2 read streams (the loader's 2 workers: the
+#    job's own --workers), and the profile records them;
+#  - run --profile on the cold store: both jobs end well and print their 2
+#    epochs (their own output), B is released at the requested offset
+#    (+-50 ms), the model's prediction has the jobs' start-ups in it, the
+#    tracker's misses add up to the dataset's pages (stat) and fincore sees
+#    them cached after, and the report's error is measured / predicted - 1
+#    (how large it is: measured under /work/bin/quiet, validation.md);
+#  - nothing is left: no job, no mount, no loop device, no cgroup.
+# Needs root, loop devices, cgroup-v1 blkio, BTF, python3-torch/-torchvision/
+# -pil for /usr/bin/python3. About 45 s (13 s calibrate, 20 s run).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/lib/ksft.sh"
+T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
+LS=$top/scripts/loopstore.sh
+PY=/usr/bin/python3
+N=12
+ksft_plan $N
+skip_all() {
+	for i in $(seq $N); do ksft_skip "real jobs $i" "$1"; done
+	ksft_finish
+}
+[ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null ||
+	skip_all "needs $T, jq and fincore"
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ -w /sys/fs/cgroup/blkio/cgroup.procs ] || skip_all "needs the cgroup-v1 blkio controller"
+[ -r /sys/kernel/btf/vmlinux ] || skip_all "needs /sys/kernel/btf/vmlinux"
+command -v losetup >/dev/null || skip_all "needs losetup"
+$PY -c 'import torch, torchvision, PIL' 2>/dev/null ||
+	skip_all "needs python3-torch, python3-torchvision, python3-pil for $PY"
+tmp=$(mktemp -d /var/tmp/tandem-realjobs-XXXXXX)
+export LOOPSTORE_STATE=$tmp/state LOOPSTORE_IMGDIR=$tmp/img
+export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-realjobs-$$
+S=rj$$
+mnt=$tmp/mnt
+cleanup() {
+	"$T" tracker unload >/dev/null 2>&1
+	"$LS" down "$S" >/dev/null 2>&1
+	if [ -n "${KEEP:-}" ]; then echo "# kept $tmp"; rm -rf "$tmp/img"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+CAP=4M
+"$LS" up --size 48 --bps $CAP --dir "$mnt" --name $S >/dev/null 2>"$tmp/up.err" ||
+	{ cat "$tmp/up.err"; skip_all "loopstore up failed"; }
+ds=$mnt/train
+# 4 classes x 100 JPEGs of 128 px: 4.8 MiB, 1.2 s at the cap
+$PY "$top/examples/pytorch/gen_dataset.py" "$ds" --classes 4 --per-class 100 --size 128 \
+	--noise 0.2 >"$tmp/gen.out" || { ksft_diag "gen failed"; exit 1; }
+sync
+P=$(find "$ds" -type f -exec stat -c %s {} + | awk '{ p += int(($1 + 4095) / 4096) } END { print p }')
+ksft_diag "$(cat "$tmp/gen.out"); $P pages"
+job() {	# job ARCH SEED
+	echo "$PY $top/examples/pytorch/train.py $ds --arch $1 --size 32 --batch-size 16 --workers 2 --epochs 2 --seed $2"
+}
+A=$(job shufflenet_v2_x0_5 1)
+B=$(job mobilenet_v3_small 2)
+inside() { "$LS" exec $S -- "$@"; }
+
+# 1-4: calibrate (inside the store's cgroup, as the jobs will run)
+t0=$(date +%s.%N)
+# shellcheck disable=SC2086
+inside "$T" -j calibrate --dataset "$ds" --sample 2M --bw-time 0.5 --warm-time 3s \
+	--instance name=A,epochs=2 --instance name=B,epochs=2 -o "$tmp/prof.json" \
+	-- $A ::: $B >"$tmp/cal.out" 2>"$tmp/cal.err"
+rc=$?
+cal_s=$(echo "$(date +%s.%N) - $t0" | bc)
+cat "$tmp/cal.err"
+ksft_diag "calibrate ${cal_s} s: $(jq -c '[.instances[] | {name, rate_bps, cpu_s_per_byte, startup_s, startup_cpu_s, epoch_gap_s, streams, window_bytes, first: .warm_run.first_read_s}]' "$tmp/prof.json" 2>/dev/null)"
+pq() { jq -r "$1" "$tmp/prof.json" 2>/dev/null; }
+ksft_check "calibrate: exit 0, both jobs measured by warm runs with the tracker" \
+	test $rc -eq 0 -a "$(pq '[.instances[] | select(.rate_source == "warm" and .warm_run.method == "tracker")] | length')" = 2
+ksft_check "calibrate: each job's rate, CPU per byte and read-ahead > 0" \
+	test "$(pq '[.instances[] | select(.rate_bps > 0 and .cpu_s_per_byte > 0 and .window_bytes > 0)] | length')" = 2
+ksft_check "calibrate: start-up >= first read > 0.3 s (python, import torch), CPU in it > 0" \
+	test "$(pq '[.instances[] | select(.startup_s >= .warm_run.first_read_s and .warm_run.first_read_s > 0.3 and .startup_cpu_s > 0)] | length')" = 2
+ksft_expect_eq "calibrate: 2 read streams per job (its --workers 2)" \
+	"$(pq '[.instances[].streams] | join(" ")')" "2 2"
+
+# 5-10: run at a stagger of 2 s on the cold store
+"$LS" drop $S >/dev/null 2>&1
+c0=$(find "$ds" -type f -exec fincore -b -n -o PAGES {} + | awk '{ p += $1 } END { print p + 0 }')
+# shellcheck disable=SC2086
+inside "$T" run --dataset "$ds" --profile "$tmp/prof.json" --stagger 2 --report "$tmp/r.json" \
+	-- $A ::: $B >"$tmp/run.out" 2>"$tmp/run.err"
+rc=$?
+c1=$(find "$ds" -type f -exec fincore -b -n -o PAGES {} + | awk '{ p += $1 } END { print p + 0 }')
+q() { jq -r "$1" "$tmp/r.json" 2>/dev/null; }
+ksft_diag "run: $(q '"M \(.measured_makespan_s) predicted \(.predicted_makespan_s) error \(.error)"')"
+ksft_diag "$(q '.instances[] | "\(.name): start \(.start_s) end \(.end_s) misses \(.misses) own \(.own_hits) shared \(.shared_hits) predicted end \(.predicted_end_s)"')"
+ksft_check "run: exit 0, both jobs exited 0, each printed its 2 epochs" \
+	test $rc -eq 0 -a "$(q '[.instances[] | select(.state == "exited" and .exit == 0)] | length')" = 2 \
+	-a "$(grep -c '^epoch [12]/2: .* 400 images' "$tmp/run.out")" = 4
+ksft_check "run: B released 2 s after A (+-50 ms)" \
+	test "$(q '(.instances[1].start_s - .instances[0].start_s - 2) | fabs < 0.05')" = true
+ksft_check "run: cold before (fincore $c0 of $P pages), the misses add up to the dataset's pages (+-2%)" \
+	test "$c0" -le $((P / 100)) -a "$(q "((.instances[0].misses + .instances[1].misses) - $P) | fabs <= $P * 0.02 + 4")" = true
+ksft_check "run: fincore sees the dataset cached after ($c1 of $P pages)" \
+	test "$c1" -ge $((P * 98 / 100))
+# the model's accuracy is measured under /work/bin/quiet (Documentation/validation.md);
+# here, on a shared machine, only that the report is consistent and has the terms
+ksft_check "run: error = measured / predicted - 1 ($(q .error))" \
+	test "$(q '(.measured_makespan_s / .predicted_makespan_s - 1 - .error) | fabs < 1e-6')" = true
+ksft_check "run: each job's predicted end > its start + start-up + 2 warm epochs (the model has the terms)" \
+	test "$(jq -s '.[0] as $p | .[1] | [range(2) as $i | .instances[$i] |
+		select(.predicted_end_s > .start_s + $p.instances[$i].startup_s +
+		       2 * $p.dataset.bytes / $p.instances[$i].rate_bps - 0.01)] | length' \
+		"$tmp/prof.json" "$tmp/r.json")" = 2
+
+# 11-12: nothing left behind
+"$T" tracker unload >/dev/null 2>&1
+"$LS" down $S >/dev/null 2>&1
+ksft_check "no job left (no train.py of this test)" \
+	eval '! pgrep -f "train.py $ds" >/dev/null'
+ksft_check "no mount, loop device or cgroup left" \
+	eval '! mountpoint -q "$mnt" && [ -z "$(losetup -n -O NAME -j "$tmp/img/$S.img" 2>/dev/null)" ] && [ ! -d /sys/fs/cgroup/blkio/tandem-loopstore-$S ]'
+ksft_finish
