@@ -4,9 +4,10 @@
  * into the page cache), read again by the job that loaded them (own hits),
  * read by another job (shared hits, with the loader), and evicted.
  *
- * Hot-path rule: an event on a file that is not a dataset file costs at
- * most two hash lookups (tasks: is the process in a job; files: is this a
- * dataset file) and returns; no lock, no allocation.
+ * Hot-path rule: an event on a file that is not a dataset file costs a few
+ * loads and a test in the filter bitmap (no map lookup, no lock, no
+ * allocation) and returns; what passes the filter pays the lookups in
+ * tasks (is the process in a job) and files (is this a dataset file).
  *
  * Several programs implement each access hook; the loader
  * (ctl/tracker_load.c) keeps exactly one per hook with
@@ -36,6 +37,17 @@ struct {
 	__type(key, struct tandem_trk_file_key);
 	__type(value, struct tandem_trk_file);
 } files SEC(".maps");
+
+/* see tracker.h; sized by the loader, bits set by tandemctl */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} filter SEC(".maps");
+
+/* filter's max_entries, a power of two, set by the loader */
+const volatile __u32 filter_words = 64;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -159,20 +171,34 @@ static __always_inline __u32 current_job(void)
 	return job ? *job : 0;
 }
 
-static __always_inline struct tandem_trk_file *
-lookup_file(struct address_space *mapping)
+/*
+ * Is (dev, ino) perhaps a dataset file? An array lookup the verifier turns
+ * into a few instructions, and a bit test: the filter every hook applies
+ * before it looks anything up.
+ */
+static __always_inline bool file_maybe(const struct tandem_trk_file_key *key)
 {
-	struct tandem_trk_file_key key = {};
+	__u64 h = tandem_trk_filter_hash(key->dev, key->ino);
+	__u32 w = TANDEM_TRK_FILTER_WORD(h, filter_words);
+	__u64 *word = bpf_map_lookup_elem(&filter, &w);
+
+	return word && ((*word >> TANDEM_TRK_FILTER_BIT(h)) & 1);
+}
+
+/* the inode's key, and whether it passes the filter */
+static __always_inline bool file_key(struct address_space *mapping,
+				     struct tandem_trk_file_key *key)
+{
 	struct inode *host;
 
 	if (!mapping)
-		return NULL;
+		return false;
 	host = BPF_CORE_READ(mapping, host);
 	if (!host)
-		return NULL;
-	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(host, i_ino);
-	return bpf_map_lookup_elem(&files, &key);
+		return false;
+	key->dev = BPF_CORE_READ(host, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(host, i_ino);
+	return file_maybe(key);
 }
 
 /*
@@ -180,19 +206,38 @@ lookup_file(struct address_space *mapping)
  * pointers: plain loads (the verifier guards them) instead of helper calls.
  * This is the check every read of every file pays, so it is kept cheap.
  */
+static __always_inline bool file_key_btf(struct address_space *mapping,
+					 struct tandem_trk_file_key *key)
+{
+	struct inode *host;
+
+	if (!mapping)
+		return false;
+	host = mapping->host;
+	if (!host)
+		return false;
+	key->dev = host->i_sb->s_dev;
+	key->ino = host->i_ino;
+	return file_maybe(key);
+}
+
+static __always_inline struct tandem_trk_file *
+lookup_file(struct address_space *mapping)
+{
+	struct tandem_trk_file_key key = {};
+
+	if (!file_key(mapping, &key))
+		return NULL;
+	return bpf_map_lookup_elem(&files, &key);
+}
+
 static __always_inline struct tandem_trk_file *
 lookup_file_btf(struct address_space *mapping)
 {
 	struct tandem_trk_file_key key = {};
-	struct inode *host;
 
-	if (!mapping)
+	if (!file_key_btf(mapping, &key))
 		return NULL;
-	host = mapping->host;
-	if (!host)
-		return NULL;
-	key.dev = host->i_sb->s_dev;
-	key.ino = host->i_ino;
 	return bpf_map_lookup_elem(&files, &key);
 }
 
@@ -522,17 +567,22 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	     unsigned long last_index)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct tandem_trk_file_key key = {};
+	struct task_struct *task;
 	struct tandem_trk_file *f;
 	struct pending *p;
-	__u32 job = current_job();
+	__u32 job;
 	__s64 eof;
 
+	if (!file_key_btf(mapping, &key))
+		return 0;
+	job = current_job();
 	if (!job)
 		return 0;
-	f = lookup_file_btf(mapping);
+	f = bpf_map_lookup_elem(&files, &key);
 	if (!f)
 		return 0;
+	task = bpf_get_current_task_btf();
 	p = bpf_task_storage_get(&pending, task, NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
@@ -572,13 +622,17 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	struct folio *head, *tail;
 	struct folio *folios[32] = {};
 	__u64 pos, count, first, last, lo, hi;
-	__u32 job = current_job();
+	struct tandem_trk_file_key key = {};
 	unsigned int nr, size;
+	__u32 job;
 
+	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
+	if (!file_key(mapping, &key))
+		return;
+	job = current_job();
 	if (!job)
 		return;
-	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
-	f = lookup_file(mapping);
+	f = bpf_map_lookup_elem(&files, &key);
 	if (!f)
 		return;
 	nr = BPF_CORE_READ(fbatch, nr);
@@ -704,12 +758,16 @@ SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(trk_tp_map_pages, struct address_space *mapping,
 	     unsigned long start, unsigned long end)
 {
+	struct tandem_trk_file_key key = {};
 	struct tandem_trk_file *f;
-	__u32 job = current_job();
+	__u32 job;
 
+	if (!file_key_btf(mapping, &key))
+		return 0;
+	job = current_job();
 	if (!job)
 		return 0;
-	f = lookup_file_btf(mapping);
+	f = bpf_map_lookup_elem(&files, &key);
 	if (f)
 		map_folios(job, f, start, end, eof_page(mapping));
 	return 0;
@@ -795,17 +853,23 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 static __always_inline void on_set_pte(struct page *page)
 {
 	struct address_space *mapping;
+	struct tandem_trk_file_key key = {};
 	struct tandem_trk_file *f;
-	__u32 job = current_job();
+	__u32 job;
 	__u64 index;
 
-	if (!job || !page)
+	if (!page)
 		return;
 	mapping = BPF_CORE_READ(page, mapping);
 	/* anonymous (COW) pages carry PAGE_MAPPING_ANON in bit 0 */
 	if ((__u64)mapping & 1)
 		return;
-	f = lookup_file(mapping);
+	if (!file_key(mapping, &key))
+		return;
+	job = current_job();
+	if (!job)
+		return;
+	f = bpf_map_lookup_elem(&files, &key);
 	if (!f)
 		return;
 	index = tandem_page_index(page);

@@ -17,7 +17,7 @@
 
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	1
+#define TANDEM_TRK_VERSION	2
 
 /* page-state flag: inserted by its loader and not yet read by it */
 #define TANDEM_TRK_PAGE_FRESH	1U
@@ -52,6 +52,45 @@ struct tandem_trk_file {
 	__u32 dataset;
 	__u32 file_id;	/* high half of the page-state key */
 };
+
+/*
+ * filter: a bitmap over (dev, ino) that every hook tests before it looks
+ * anything up, so that an event on a file of no dataset costs a few loads
+ * and no map lookup. tandemctl sets a file's bit before it adds the file to
+ * `files`; bits are never cleared (a false positive costs the `files`
+ * lookup the hooks did before the filter). One bit per file, in an array of
+ * TANDEM_TRK_FILTER_BITS_PER_FILE x max_files bits (a power of two), so at
+ * most 1/16 of other files pass it when every file slot is in use.
+ */
+#define TANDEM_TRK_FILTER_BITS_PER_FILE	16
+
+static inline __u64 tandem_trk_filter_hash(__u64 dev, __u64 ino)
+{
+	__u64 x = ino ^ (dev << 32) ^ dev;
+
+	/* splitmix64's finaliser: every input bit moves every output bit */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* filter words (__u64) for MAX_FILES files: a power of two, at least 64 */
+static inline __u32 tandem_trk_filter_words(__u32 max_files)
+{
+	__u64 want = (__u64)max_files * TANDEM_TRK_FILTER_BITS_PER_FILE / 64;
+	__u32 words = 64;
+
+	while (words < want && words < (1U << 26))
+		words <<= 1;
+	return words;
+}
+
+/* word index is the hash's low bits; bit number its top 6 */
+#define TANDEM_TRK_FILTER_WORD(h, words)	((__u32)((h) & ((words) - 1)))
+#define TANDEM_TRK_FILTER_BIT(h)		((__u32)((h) >> 58))
 
 /* pages: key is ((__u64)file_id << 32) | page index */
 struct tandem_trk_page {

@@ -55,6 +55,8 @@ struct tracker {
 	int matrix_fd;
 	int global_fd;
 	int meta_fd;
+	int filter_fd;
+	uint32_t filter_words;	/* the filter's max_entries */
 	int lock_fd;
 	int ncpus;
 };
