@@ -114,14 +114,20 @@ struct {
 
 /*
  * The read tracepoint reports the whole requested range each time the read
- * loop refills its folio batch; what the previous batch consumed is only
- * known when the next event of the same read arrives (or the thread exits).
- * One pending range per thread, in task storage so it dies with the thread.
+ * loop refills its folio batch; what the read consumed is only known when
+ * the thread's next read starts (or the thread exits). One pending range
+ * per thread, in task storage so it dies with the thread; the later events
+ * of the same read only move `cur`. The thread's last dataset file is kept
+ * too (mapping, ino: file_id, dataset), so that its next read of the same
+ * file needs no lookup in files.
  */
 struct pending {
-	__u64 first;		/* first page not yet counted */
+	__u64 first;		/* first page of the read */
+	__u64 cur;		/* first page of its latest batch */
 	__u64 last;		/* last page of the read, clamped to EOF */
 	__u64 req_last;		/* last page as the tracepoint reported it */
+	__u64 mapping;		/* the file of the read, and the last one seen */
+	__u64 ino;
 	__u32 file_id;
 	__u32 dataset;
 	__u32 valid;
@@ -571,43 +577,55 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	struct task_struct *task;
 	struct tandem_trk_file *f;
 	struct pending *p;
-	__u32 job;
-	__s64 eof;
+	__u32 job, file_id, dataset;
+	__s64 size;
 
 	if (!file_key_btf(mapping, &key))
 		return 0;
+	task = bpf_get_current_task_btf();
+	p = bpf_task_storage_get(&pending, task, NULL, 0);
+	/* the same read continuing: its pages are counted when it is over */
+	if (p && p->valid && p->mapping == (__u64)mapping && p->ino == key.ino &&
+	    p->req_last == last_index && index > p->cur && index <= p->last + 1) {
+		p->cur = index;
+		return 0;
+	}
 	job = current_job();
 	if (!job)
 		return 0;
-	f = bpf_map_lookup_elem(&files, &key);
-	if (!f)
-		return 0;
-	task = bpf_get_current_task_btf();
-	p = bpf_task_storage_get(&pending, task, NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (p && p->mapping == (__u64)mapping && p->ino == key.ino) {
+		file_id = p->file_id;
+		dataset = p->dataset;
+	} else {
+		f = bpf_map_lookup_elem(&files, &key);
+		if (!f)
+			return 0;
+		file_id = f->file_id;
+		dataset = f->dataset;
+	}
 	if (!p) {
-		GLOBAL_INC(pending_alloc_failed, 1);
-		return 0;
+		p = bpf_task_storage_get(&pending, task, NULL,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!p) {
+			GLOBAL_INC(pending_alloc_failed, 1);
+			return 0;
+		}
 	}
-	/*
-	 * The same read continuing: the previous batch ended where this one
-	 * starts. Anything else: the previous read is complete.
-	 */
-	if (p->valid && p->file_id == f->file_id && p->req_last == last_index &&
-	    index > p->first && index <= p->last + 1) {
-		account(job, p->file_id, p->dataset, p->first, index - 1, 0);
-		p->first = index;
-		return 0;
-	}
+	/* a new read: the previous one is complete */
 	pending_flush(p, job);
-	eof = eof_page(mapping);
-	if (eof < 0 || index > (__u64)eof)
+	p->mapping = (__u64)mapping;
+	p->ino = key.ino;
+	p->file_id = file_id;
+	p->dataset = dataset;
+	size = mapping->host->i_size;
+	if (size <= 0 || index > (__u64)(size - 1) >> PAGE_SHIFT_4K)
 		return 0;
 	p->first = index;
+	p->cur = index;
 	p->req_last = last_index;
-	p->last = last_index < (__u64)eof ? last_index : (__u64)eof;
-	p->file_id = f->file_id;
-	p->dataset = f->dataset;
+	p->last = (size - 1) >> PAGE_SHIFT_4K;
+	if (last_index < p->last)
+		p->last = last_index;
 	p->valid = 1;
 	return 0;
 }
