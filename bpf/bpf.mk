@@ -12,7 +12,7 @@
 BPFTOOL     ?= bpftool
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 BPF_ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	-I$(B)/gen -Ibpf
 BPF_HDRS    := $(wildcard bpf/*.h)
 

@@ -50,13 +50,6 @@ struct {
 const volatile __u32 filter_words = 64;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 131072);	/* set by the loader (--max-pages) */
-	__type(key, __u64);
-	__type(value, struct tandem_trk_page);
-} pages SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);		/* tgid */
@@ -128,6 +121,7 @@ struct pending {
 	__u64 req_last;		/* last page as the tracepoint reported it */
 	__u64 mapping;		/* the file of the read, and the last one seen */
 	__u64 ino;
+	__u64 hint;		/* where the last read ended: see access_ctx */
 	__u32 file_id;
 	__u32 dataset;
 	__u32 valid;
@@ -291,114 +285,226 @@ static __always_inline void matrix_add(__u32 reader, __u32 loader,
 		GLOBAL_INC(counter_full, 1);
 }
 
-/* ---- insert and evict: per page of the folio ---- */
+#include "tracker_state.bpf.h"
 
-/*
- * Loop contexts for bpf_loop(). Since 6.7 the verifier walks a callback as
- * a loop until its states converge, so no branch may depend on a counter
- * kept here (that would make it precise and every iteration a new state):
- * the counters are only ever added, unconditionally.
- */
-struct folio_ctx {
-	__u64 key;		/* state key of the folio's first page */
-	__u32 job;
+/* ---- insert and evict: one extent per folio ---- */
+
+/* a dataset folio: its file, first page and size */
+struct folio_at {
+	__u64 base;		/* file_id << 32 */
+	__u64 index;
+	__u32 file_id;
 	__u32 dataset;
-	__u32 done;		/* insert: new states; evict: states removed */
-	__u32 failed;		/* insert: states not stored */
-	__u32 nr;		/* pages in the folio */
+	__u32 nr;
 	__u32 pad;
 };
 
-static long insert_one(__u32 i, void *data)
-{
-	struct folio_ctx *fc = data;
-	struct tandem_trk_page st = {
-		.loader = fc->job, .flags = TANDEM_TRK_PAGE_FRESH,
-		.folio_first = (__u32)fc->key, .folio_nr = fc->nr,
-	};
-	__u64 key = fc->key + i;
-
-	/* a state left by a racing delete is replaced, not counted twice */
-	if (!bpf_map_update_elem(&pages, &key, &st, BPF_NOEXIST))
-		fc->done++;
-	else if (bpf_map_update_elem(&pages, &key, &st, BPF_ANY))
-		fc->failed++;
-	return 0;
-}
-
-static long evict_one(__u32 i, void *data)
-{
-	struct folio_ctx *fc = data;
-	__u64 key = fc->key + i;
-	struct tandem_trk_page *st;
-	struct tandem_trk_counts *c;
-	__u32 loader = 0;
-
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (st) {
-		loader = st->loader;
-		if (!bpf_map_delete_elem(&pages, &key))
-			fc->done++;
-	}
-	c = counts_of(loader, fc->dataset);
-	if (c)
-		__sync_fetch_and_add(&c->evict, 1);
-	return 0;
-}
-
-/* folio's file, first state key and page count; 0 when not a dataset page */
-static __always_inline __u32 folio_target(struct folio *folio,
-					  struct folio_ctx *fc)
+static __always_inline bool folio_target(struct folio *folio, struct folio_at *fa)
 {
 	struct tandem_trk_file *f = lookup_file_btf(folio->mapping);
-	__u64 index;
-	__u32 nr;
 
 	if (!f)
-		return 0;
-	index = BPF_CORE_READ(folio, index);
-	nr = tandem_folio_nr_pages(folio);
-	if (nr > MAX_FOLIO_PAGES)
-		nr = MAX_FOLIO_PAGES;
-	if ((index + nr) >> 32) {
-		GLOBAL_INC(index_too_big, nr);
-		return 0;
+		return false;
+	fa->index = BPF_CORE_READ(folio, index);
+	fa->nr = tandem_folio_nr_pages(folio);
+	if (fa->nr > MAX_FOLIO_PAGES)
+		fa->nr = MAX_FOLIO_PAGES;
+	if ((fa->index + fa->nr) >> 32) {
+		GLOBAL_INC(index_too_big, fa->nr);
+		return false;
 	}
-	fc->key = ((__u64)f->file_id << 32) | index;
-	fc->dataset = f->dataset;
-	fc->nr = nr;
-	return nr;
+	fa->file_id = f->file_id;
+	fa->dataset = f->dataset;
+	fa->base = (__u64)f->file_id << 32;
+	return true;
+}
+
+/* a new extent of NR pages (<= TANDEM_TRK_EXTENT_MAX) at INDEX; 0 or -1 */
+static __always_inline int extent_new(__u64 base, __u64 index, __u32 nr, __u32 job)
+{
+	struct tandem_trk_page e = { .loader = job, .nr = nr, .nfresh = nr };
+	struct tandem_trk_page *old;
+	__u64 key = base | index;
+	__u32 stale = 0;
+
+#pragma unroll
+	for (int w = 0; w < EXT_WORDS; w++)
+		e.fresh[w] = nr >= (w + 1) * 64 ? ~0ULL :
+			     nr > w * 64 ? (1ULL << ((nr - w * 64) & 63)) - 1 : 0;
+	if (!bpf_map_update_elem(&pages, &key, &e, BPF_NOEXIST))
+		return 0;
+	/* a state whose pages left without an event (tracker_state.bpf.h) */
+	old = bpf_map_lookup_elem(&pages, &key);
+	if (old)
+		stale = old->nr;
+	if (bpf_map_update_elem(&pages, &key, &e, BPF_ANY))
+		return -1;
+	budget_give(stale);
+	GLOBAL_INC(removed, stale);
+	return 0;
+}
+
+/* folios larger than an extent: one extent per aligned block */
+struct big_ctx {
+	__u64 base;
+	__u64 index;
+	__u32 job;
+	__u32 failed;
+};
+
+static long insert_block(__u32 i, void *data)
+{
+	struct big_ctx *bc = data;
+
+	if (extent_new(bc->base, bc->index + (__u64)i * TANDEM_TRK_EXTENT_MAX,
+		       TANDEM_TRK_EXTENT_MAX, bc->job))
+		bc->failed += TANDEM_TRK_EXTENT_MAX;
+	return 0;
 }
 
 static __always_inline int on_insert(struct folio *folio)
 {
-	struct folio_ctx fc = {};
+	struct folio_at fa = {};
 	struct tandem_trk_counts *c;
-	__u32 nr = folio_target(folio, &fc);
+	struct big_ctx bc = {};
+	__u32 job;
 
-	if (!nr)
+	if (!folio_target(folio, &fa))
 		return 0;
 	/* readahead runs in the reader's context: its job is the loader */
-	fc.job = current_job();
-	bpf_loop(nr, insert_one, &fc, 0);
-	c = counts_of(fc.job, fc.dataset);
+	job = current_job();
+	c = counts_of(job, fa.dataset);
 	if (c)
-		__sync_fetch_and_add(&c->miss, nr);
-	GLOBAL_INC(inserted, fc.done);
-	GLOBAL_INC(insert_failed, fc.failed);
+		__sync_fetch_and_add(&c->miss, fa.nr);
+	/* page-cache folios are naturally aligned; anything else gets no state */
+	if ((fa.index & (fa.nr - 1)) || !budget_take(fa.nr)) {
+		GLOBAL_INC(insert_failed, fa.nr);
+		return 0;
+	}
+	if (fa.nr <= TANDEM_TRK_EXTENT_MAX) {
+		if (extent_new(fa.base, fa.index, fa.nr, job)) {
+			budget_give(fa.nr);
+			GLOBAL_INC(insert_failed, fa.nr);
+			return 0;
+		}
+		file_orders_add(fa.file_id, fa.nr);
+		GLOBAL_INC(inserted, fa.nr);
+		return 0;
+	}
+	bc.base = fa.base;
+	bc.index = fa.index;
+	bc.job = job;
+	bpf_loop(fa.nr / TANDEM_TRK_EXTENT_MAX, insert_block, &bc, 0);
+	file_orders_add(fa.file_id, TANDEM_TRK_EXTENT_MAX);
+	/* no branch on what the loop counted (see access_ctx) */
+	budget_give(bc.failed);
+	GLOBAL_INC(insert_failed, bc.failed);
+	GLOBAL_INC(inserted, fa.nr - bc.failed);
+	return 0;
+}
+
+/* N pages loaded by LOADER left the cache */
+static __always_inline void evicted(__u32 loader, __u32 dataset, __u32 n)
+{
+	struct tandem_trk_counts *c = counts_of(loader, dataset);
+
+	if (c)
+		__sync_fetch_and_add(&c->evict, n);
+}
+
+/* a folio that holds several extents (collapsed by the kernel, or larger
+ * than an extent): each extent in it, one by one */
+struct evict_ctx {
+	__u64 base;
+	__u64 next;
+	__u64 end;		/* first page after the folio */
+	__u32 dataset;
+	__u32 removed;
+	__u32 unknown;
+	__u32 pad;
+};
+
+static long evict_scan(__u32 i, void *data)
+{
+	struct evict_ctx *ec = data;
+	struct tandem_trk_page *e;
+	__u64 key = ec->base | ec->next;
+	__u32 n, loader;
+
+	if (ec->next >= ec->end)
+		return 1;
+	e = bpf_map_lookup_elem(&pages, &key);
+	if (!e) {
+		ec->unknown++;
+		ec->next++;
+		return 0;
+	}
+	n = e->nr;
+	loader = e->loader;
+	if (!bpf_map_delete_elem(&pages, &key)) {
+		ec->removed += n;
+		evicted(loader, ec->dataset, n);
+	}
+	ec->next += n;
 	return 0;
 }
 
 static __always_inline int on_evict(struct folio *folio)
 {
-	struct folio_ctx fc = {};
-	__u32 nr = folio_target(folio, &fc);
+	struct folio_at fa = {};
+	struct evict_ctx ec = {};
+	struct tandem_trk_page *e;
+	struct carve_ctx cc;
+	__u64 key, head;
+	__u32 loader;
 
-	if (!nr)
+	if (!folio_target(folio, &fa))
 		return 0;
-	bpf_loop(nr, evict_one, &fc, 0);
-	GLOBAL_INC(removed, fc.done);
-	GLOBAL_INC(evict_unknown, nr - fc.done);
+	key = fa.base | fa.index;
+	head = fa.index;
+	e = bpf_map_lookup_elem(&pages, &key);
+	if (!e)
+		e = extent_find(fa.base, fa.index, file_orders(fa.file_id), &head);
+	if (!e) {
+		/* cached before tracking began, or it got no state */
+		evicted(0, fa.dataset, fa.nr);
+		GLOBAL_INC(evict_unknown, fa.nr);
+		return 0;
+	}
+	loader = e->loader;
+	if (head == fa.index && e->nr == fa.nr) {
+		if (bpf_map_delete_elem(&pages, &key)) {
+			GLOBAL_INC(evict_unknown, fa.nr);	/* deleted meanwhile */
+			return 0;
+		}
+		evicted(loader, fa.dataset, fa.nr);
+		budget_give(fa.nr);
+		GLOBAL_INC(removed, fa.nr);
+		return 0;
+	}
+	if (e->nr > fa.nr) {
+		/* a part of a folio the kernel split: carve it out of its extent */
+		ext_copy(&cc.src, e);
+		cc.base = fa.base;
+		cc.head = head;
+		cc.h = fa.index;
+		cc.s = fa.nr;
+		carve(&cc, fa.file_id, false);
+		evicted(loader, fa.dataset, fa.nr);
+		budget_give(fa.nr);
+		GLOBAL_INC(removed, fa.nr);
+		return 0;
+	}
+	ec.base = fa.base;
+	ec.next = fa.index;
+	ec.end = fa.index + fa.nr;
+	ec.dataset = fa.dataset;
+	bpf_loop(fa.nr, evict_scan, &ec, 0);
+	/* no branch on what the loop counted (see access_ctx) */
+	budget_give(ec.removed);
+	GLOBAL_INC(removed, ec.removed);
+	evicted(0, fa.dataset, ec.unknown);
+	GLOBAL_INC(evict_unknown, ec.unknown);
 	return 0;
 }
 
@@ -416,12 +522,25 @@ int BPF_PROG(trk_tp_evict, struct folio *folio)
 
 /* ---- accesses: a range of cached pages read or mapped by a job ---- */
 
+/*
+ * Loop context for bpf_loop(). Since 6.7 the verifier walks a callback as
+ * a loop until its states converge, so no branch, in the callback or after
+ * the loop, may depend on a counter kept here (that would make it precise
+ * and every iteration a new state): the counters are only ever added, and
+ * used unconditionally. `loader` starts as NO_LOADER, which is not a
+ * counter: a branch on it is fine.
+ */
+#define NO_LOADER	0xffffffffU
+
 struct access_ctx {
 	__u64 base;		/* file_id << 32 */
-	__u64 first;		/* first page of the range */
-	__u64 next;		/* read_segment: first page not yet counted */
+	__u64 next;		/* first page not yet counted */
 	__u64 last;		/* last page of the range */
 	__u64 mapper;		/* mmap: mapping stamp for dedup; 0 for reads */
+	__u64 hint;		/* in: first page of the extent the range may start
+				 * in; out: that of the last extent counted */
+	__u32 file_id;
+	__u32 orders;		/* extent sizes of the file */
 	__u32 job;
 	__u32 dataset;
 	__u32 first_access;
@@ -430,13 +549,16 @@ struct access_ctx {
 	__u32 unknown;
 	__u32 loader;		/* loader of the current run of shared hits */
 	__u32 run;		/* its length: one matrix update per run */
+	__u32 probe;		/* the next lookup is the range's first */
+	__u32 pad;
 };
 
 static __always_inline void count_shared(struct access_ctx *ac, __u32 loader,
 					 __u32 n)
 {
 	if (loader != ac->loader) {
-		matrix_add(ac->job, ac->loader, ac->dataset, ac->run);
+		if (ac->loader != NO_LOADER)
+			matrix_add(ac->job, ac->loader, ac->dataset, ac->run);
 		ac->loader = loader;
 		ac->run = 0;
 	}
@@ -444,90 +566,144 @@ static __always_inline void count_shared(struct access_ctx *ac, __u32 loader,
 	ac->shared += n;
 }
 
-/* one page of loader LOADER with state ST read or mapped by the job */
-static __always_inline void count_page(struct access_ctx *ac,
-				       struct tandem_trk_page *st)
+/*
+ * Pages A..B of extent E (first page HEAD) read or mapped by the job: all
+ * shared hits when another job loaded them; else the fresh ones are first
+ * accesses (their bits cleared, atomically: of two threads of the job
+ * reading a page at once, one counts it) and the others own hits.
+ */
+static __always_inline void count_extent(struct access_ctx *ac, struct tandem_trk_page *e,
+					 __u64 head, __u64 a, __u64 b)
 {
-	if (st->loader != ac->job) {
-		count_shared(ac, st->loader, 1);
-	} else if (st->flags & TANDEM_TRK_PAGE_FRESH) {
-		/* the access that follows the job's own miss: not a hit */
-		st->flags &= ~TANDEM_TRK_PAGE_FRESH;
-		ac->first_access++;
-	} else {
-		ac->own++;
+	__u64 lo = a - head, hi = b - head, mask, old;
+	__u32 n = b - a + 1, firsts = 0;
+
+	if (e->loader != ac->job) {
+		count_shared(ac, e->loader, n);
+		return;
 	}
+	if (!e->nfresh) {
+		ac->own += n;
+		return;
+	}
+#pragma unroll
+	for (int w = 0; w < EXT_WORDS; w++) {
+		if (hi < w * 64 || lo > w * 64 + 63)
+			continue;
+		mask = ~0ULL;
+		if (lo > w * 64)
+			mask &= ~0ULL << ((lo - w * 64) & 63);
+		if (hi < w * 64 + 63)
+			mask &= ~0ULL >> ((w * 64 + 63 - hi) & 63);
+		old = __sync_fetch_and_and(&e->fresh[w], ~mask);
+		firsts += popcount64(old & mask);
+	}
+	__sync_fetch_and_add(&e->nfresh, -firsts);
+	ac->first_access += firsts;
+	ac->own += n - firsts;
 }
 
 /*
- * mmap: page by page. Pages without a state were not cached, so were not
- * mapped; a page this process mapped already is not counted again.
+ * mmap: pages A..B of extent E mapped by the process ac->mapper. Pages it
+ * mapped last already are not counted again; when only part of the extent
+ * is mapped, the largest aligned block at A is carved out of it first, so
+ * that the extent's pages keep one last mapper. Returns the last page done.
  */
-static long map_page(__u32 i, void *data)
+static __always_inline __u64 map_extent(struct access_ctx *ac, struct tandem_trk_page *e,
+					__u64 head, __u64 a, __u64 b)
 {
-	struct access_ctx *ac = data;
-	__u64 key = ac->base | (ac->first + i);
-	struct tandem_trk_page *st;
+	struct tandem_trk_page *blk;
+	struct carve_ctx cc;
+	__u64 key;
+	__u32 s = 1;
 
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (!st || st->mapper == ac->mapper)
-		return 0;
-	st->mapper = ac->mapper;
-	count_page(ac, st);
-	return 0;
+	if (e->mapper == ac->mapper)
+		return b;
+	if (a == head && b == head + e->nr - 1) {
+		e->mapper = ac->mapper;
+		count_extent(ac, e, head, a, b);
+		return b;
+	}
+#pragma unroll
+	for (int k = EXT_ORDERS - 1; k > 0; k--) {
+		if (s == 1 && (1U << k) < e->nr && !(a & ((1ULL << k) - 1)) &&
+		    a + (1ULL << k) - 1 <= b)
+			s = 1U << k;
+	}
+	ext_copy(&cc.src, e);
+	cc.base = ac->base;
+	cc.head = head;
+	cc.h = a;
+	cc.s = s;
+	carve(&cc, ac->file_id, true);
+	key = ac->base | a;
+	blk = bpf_map_lookup_elem(&pages, &key);
+	if (!blk || blk->nr != s)
+		return a + s - 1;
+	blk->mapper = ac->mapper;
+	count_extent(ac, blk, a, a, a + s - 1);
+	return a + s - 1;
 }
 
 /*
- * read(): every page of the range was copied from the cache, so a page
- * without a state was cached before tracking began (or lost its state to
- * the LRU). Cached reads are the hot path: a folio's pages share their
- * loader, so one lookup serves the whole part of a large folio in the
- * range when its first and last pages agree; pages still fresh, and folios
- * whose pages disagree, go page by page.
+ * One extent of the range per call (or one page that has none). A read
+ * copied every page of its range from the cache, so a page without a state
+ * was cached before tracking began or got none: a shared hit of job 0. A
+ * mapping skips such pages (they were not cached, so not mapped).
  */
-static long read_segment(__u32 i, void *data)
+static long access_step(__u32 i, void *data)
 {
 	struct access_ctx *ac = data;
-	struct tandem_trk_page *st, *end_st;
-	__u64 idx = ac->next, end, key;
+	struct tandem_trk_page *e = NULL;
+	__u64 idx = ac->next, head = idx, end, key;
 
 	if (idx > ac->last)
 		return 1;
-	key = ac->base | idx;
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (!st) {
-		ac->unknown++;
-		count_shared(ac, 0, 1);
+	if (ac->probe) {
+		/* after the first page, the next extent starts where one ended */
+		ac->probe = 0;
+		if (ac->hint <= idx) {
+			key = ac->base | (ac->hint & 0xffffffffULL);
+			e = bpf_map_lookup_elem(&pages, &key);
+			if (e && idx - ac->hint < e->nr)
+				head = ac->hint;
+			else
+				e = NULL;
+		}
+		if (!e)
+			e = extent_find(ac->base, idx, ac->orders, &head);
+	} else {
+		key = ac->base | idx;
+		e = bpf_map_lookup_elem(&pages, &key);
+	}
+	if (!e) {
+		if (!ac->mapper) {
+			ac->unknown++;
+			count_shared(ac, 0, 1);
+		}
 		ac->next = idx + 1;
 		return 0;
 	}
-	end = (__u64)st->folio_first + st->folio_nr - 1;
-	if (end < idx || end > ac->last)
-		end = end < idx ? idx : ac->last;
-	if (end > idx && !(st->flags & TANDEM_TRK_PAGE_FRESH)) {
-		key = ac->base | end;
-		end_st = bpf_map_lookup_elem(&pages, &key);
-		if (!end_st || end_st->loader != st->loader || end_st->flags != st->flags)
-			end = idx;
-	} else {
-		end = idx;
-	}
-	ac->next = end + 1;
-	if (end == idx)
-		count_page(ac, st);
-	else if (st->loader != ac->job)
-		count_shared(ac, st->loader, end - idx + 1);
+	end = head + e->nr - 1;
+	if (end > ac->last)
+		end = ac->last;
+	if (ac->mapper)
+		end = map_extent(ac, e, head, idx, end);
 	else
-		ac->own += end - idx + 1;
+		count_extent(ac, e, head, idx, end);
+	ac->next = end + 1;
+	ac->hint = head;
 	return 0;
 }
 
+/* pages FIRST..LAST of a file read (MAPPER 0) or mapped; HINT: see access_ctx */
 static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
-				    __u64 first, __u64 last, __u64 mapper)
+				    __u64 first, __u64 last, __u64 mapper, __u64 *hint)
 {
 	struct access_ctx ac = {
-		.job = job, .dataset = dataset, .mapper = mapper,
-		.base = (__u64)file_id << 32, .first = first, .next = first,
+		.job = job, .dataset = dataset, .mapper = mapper, .file_id = file_id,
+		.base = (__u64)file_id << 32, .next = first, .probe = 1,
+		.hint = hint ? *hint : first, .loader = NO_LOADER,
 	};
 	struct tandem_trk_counts *c;
 	__u64 n;
@@ -544,13 +720,14 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 		n = MAX_RANGE_PAGES;
 	}
 	ac.last = first + n - 1;
-	/* at most one iteration per page; read_segment stops early */
-	if (mapper)
-		bpf_loop(n, map_page, &ac, 0);
-	else
-		bpf_loop(n, read_segment, &ac, 0);
-	/* the last run; an empty one adds 0 to the (job, 0) entry */
-	matrix_add(job, ac.loader, dataset, ac.run);
+	ac.orders = file_orders(file_id);
+	/* at most one iteration per page; access_step stops early */
+	bpf_loop(n, access_step, &ac, 0);
+	if (hint)
+		*hint = ac.hint;
+	/* the last run of shared hits, if any */
+	if (ac.loader != NO_LOADER)
+		matrix_add(job, ac.loader, dataset, ac.run);
 	GLOBAL_INC(access_unknown, ac.unknown);
 	c = counts_of(job, dataset);
 	if (!c)
@@ -565,7 +742,7 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 static __always_inline void pending_flush(struct pending *p, __u32 job)
 {
 	if (p->valid && job)
-		account(job, p->file_id, p->dataset, p->first, p->last, 0);
+		account(job, p->file_id, p->dataset, p->first, p->last, 0, &p->hint);
 	p->valid = 0;
 }
 
@@ -639,7 +816,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	struct tandem_trk_file *f;
 	struct folio *head, *tail;
 	struct folio *folios[32] = {};
-	__u64 pos, count, first, last, lo, hi;
+	__u64 pos, count, first, last, lo, hi, hint;
 	struct tandem_trk_file_key key = {};
 	unsigned int nr, size;
 	__u32 job;
@@ -678,11 +855,13 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	tail = folios[(nr - 1) & 31];
 	lo = BPF_CORE_READ(head, index);
 	hi = BPF_CORE_READ(tail, index) + tandem_folio_nr_pages(tail) - 1;
+	/* the first folio's extent, if it has one, starts at its index */
+	hint = lo;
 	if (lo < first)
 		lo = first;
 	if (hi > last)
 		hi = last;
-	account(job, f->file_id, f->dataset, lo, hi, 0);
+	account(job, f->file_id, f->dataset, lo, hi, 0, &hint);
 }
 
 SEC("fexit/filemap_get_pages")
@@ -749,27 +928,24 @@ static __always_inline __u64 mapping_stamp(void)
 static __always_inline void map_folios(__u32 job, const struct tandem_trk_file *f,
 				       __u64 first, __u64 last, __s64 eof)
 {
-	__u64 base = (__u64)f->file_id << 32;
-	struct tandem_trk_page *st;
-	__u64 key;
+	__u64 base = (__u64)f->file_id << 32, head;
+	__u32 orders = file_orders(f->file_id);
+	struct tandem_trk_page *e;
 
-	if (eof < 0)
+	if (eof < 0 || (first | last) >> 32)
 		return;
 	if (last > (__u64)eof)
 		last = eof;
-	key = base | (first & 0xffffffffULL);
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (st && st->folio_first < first && first - st->folio_first < MAX_FOLIO_PAGES)
-		first = st->folio_first;
-	key = base | (last & 0xffffffffULL);
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (st && st->folio_nr <= MAX_FOLIO_PAGES &&
-	    (__u64)st->folio_first + st->folio_nr - 1 > last)
-		last = (__u64)st->folio_first + st->folio_nr - 1;
+	e = extent_find(base, first, orders, &head);
+	if (e && head < first)
+		first = head;
+	e = extent_find(base, last, orders, &head);
+	if (e && head + e->nr - 1 > last)
+		last = head + e->nr - 1;
 	if (last > (__u64)eof)
 		last = eof;
 	/* pages without a state in the window were not cached: not mapped */
-	account(job, f->file_id, f->dataset, first, last, mapping_stamp());
+	account(job, f->file_id, f->dataset, first, last, mapping_stamp(), &first);
 }
 
 SEC("tp_btf/mm_filemap_map_pages")
@@ -836,7 +1012,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	struct tandem_trk_file *f;
 	struct pending *p;
 	__u32 job = current_job();
-	__u64 key;
+	__u64 head;
 
 	if (!job)
 		return 0;
@@ -848,8 +1024,8 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	f = lookup_file(fc.mapping);
 	if (!f)
 		return 0;
-	key = ((__u64)f->file_id << 32) | (fc.index & 0xffffffffULL);
-	if (bpf_map_lookup_elem(&pages, &key)) {
+	if (!(fc.index >> 32) &&
+	    extent_find((__u64)f->file_id << 32, fc.index, file_orders(f->file_id), &head)) {
 		map_folios(job, f, fc.index, fc.index, eof_page(fc.mapping));
 		return 0;
 	}
@@ -891,7 +1067,7 @@ static __always_inline void on_set_pte(struct page *page)
 	if (!f)
 		return;
 	index = tandem_page_index(page);
-	account(job, f->file_id, f->dataset, index, index, 0);
+	account(job, f->file_id, f->dataset, index, index, 0, NULL);
 }
 
 SEC("fentry/do_set_pte")
