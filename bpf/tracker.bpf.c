@@ -110,10 +110,15 @@ struct {
  * loop refills its folio batch; what the read consumed is only known when
  * the thread's next read starts (or the thread exits). One pending range
  * per thread, in task storage so it dies with the thread; the later events
- * of the same read only move `cur`. The thread's last dataset file is kept
- * too (mapping, ino: file_id, dataset), so that its next read of the same
- * file needs no lookup in files.
+ * of the same read only move `cur`. A read that starts on the page after
+ * the range (a sequential reader) extends it, up to MERGE_PAGES, so that
+ * the states and counters are looked up once per range, not per read();
+ * the batch flavour (6.1) keeps its batches the same way. The thread's
+ * last dataset file is kept too (mapping, ino: file_id, dataset), so that
+ * its next read of the same file needs no lookup in files.
  */
+#define MERGE_PAGES	1024	/* 4 MiB: what a stats may not see yet, per thread */
+
 struct pending {
 	__u64 first;		/* first page of the read */
 	__u64 cur;		/* first page of its latest batch */
@@ -540,13 +545,11 @@ struct access_ctx {
 	__u64 hint;		/* in: first page of the extent the range may start
 				 * in; out: that of the last extent counted */
 	__u32 file_id;
-	__u32 orders;		/* extent sizes of the file */
 	__u32 job;
 	__u32 dataset;
 	__u32 first_access;
 	__u32 own;
 	__u32 shared;
-	__u32 unknown;
 	__u32 loader;		/* loader of the current run of shared hits */
 	__u32 run;		/* its length: one matrix update per run */
 	__u32 probe;		/* the next lookup is the range's first */
@@ -671,14 +674,14 @@ static long access_step(__u32 i, void *data)
 				e = NULL;
 		}
 		if (!e)
-			e = extent_find(ac->base, idx, ac->orders, &head);
+			e = extent_find(ac->base, idx, file_orders(ac->file_id), &head);
 	} else {
 		key = ac->base | idx;
 		e = bpf_map_lookup_elem(&pages, &key);
 	}
 	if (!e) {
 		if (!ac->mapper) {
-			ac->unknown++;
+			GLOBAL_INC(access_unknown, 1);
 			count_shared(ac, 0, 1);
 		}
 		ac->next = idx + 1;
@@ -720,15 +723,16 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 		n = MAX_RANGE_PAGES;
 	}
 	ac.last = first + n - 1;
-	ac.orders = file_orders(file_id);
 	/* at most one iteration per page; access_step stops early */
 	bpf_loop(n, access_step, &ac, 0);
 	if (hint)
 		*hint = ac.hint;
+#if TRK_PROF == 5
+	return;
+#endif
 	/* the last run of shared hits, if any */
 	if (ac.loader != NO_LOADER)
 		matrix_add(job, ac.loader, dataset, ac.run);
-	GLOBAL_INC(access_unknown, ac.unknown);
 	c = counts_of(job, dataset);
 	if (!c)
 		return;
@@ -759,17 +763,39 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 
 	if (!file_key_btf(mapping, &key))
 		return 0;
+#if TRK_PROF == 1
+	return 0;
+#endif
 	task = bpf_get_current_task_btf();
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
-	/* the same read continuing: its pages are counted when it is over */
-	if (p && p->valid && p->mapping == (__u64)mapping && p->ino == key.ino &&
-	    p->req_last == last_index && index > p->cur && index <= p->last + 1) {
-		p->cur = index;
-		return 0;
+#if TRK_PROF == 2
+	return 0;
+#endif
+	if (p && p->valid && p->mapping == (__u64)mapping && p->ino == key.ino) {
+		/* the same read continuing: its pages are counted when it is over */
+		if (p->req_last == last_index && index > p->cur && index <= p->last + 1) {
+			p->cur = index;
+			return 0;
+		}
+		/* the next read of the file, right after it: one range */
+		if (index == p->last + 1 && p->last - p->first < MERGE_PAGES) {
+			size = mapping->host->i_size;
+			if (size > 0 && index <= (__u64)(size - 1) >> PAGE_SHIFT_4K) {
+				p->cur = index;
+				p->req_last = last_index;
+				p->last = (size - 1) >> PAGE_SHIFT_4K;
+				if (last_index < p->last)
+					p->last = last_index;
+				return 0;
+			}
+		}
 	}
 	job = current_job();
 	if (!job)
 		return 0;
+#if TRK_PROF == 3
+	return 0;
+#endif
 	if (p && p->mapping == (__u64)mapping && p->ino == key.ino) {
 		file_id = p->file_id;
 		dataset = p->dataset;
@@ -789,7 +815,9 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 		}
 	}
 	/* a new read: the previous one is complete */
+#if TRK_PROF != 4
 	pending_flush(p, job);
+#endif
 	p->mapping = (__u64)mapping;
 	p->ino = key.ino;
 	p->file_id = file_id;
@@ -818,6 +846,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	struct folio *folios[32] = {};
 	__u64 pos, count, first, last, lo, hi, hint;
 	struct tandem_trk_file_key key = {};
+	struct pending *p;
 	unsigned int nr, size;
 	__u32 job;
 
@@ -861,7 +890,28 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 		lo = first;
 	if (hi > last)
 		hi = last;
-	account(job, f->file_id, f->dataset, lo, hi, 0, &hint);
+	if (hi < lo)
+		return;
+	p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p) {
+		GLOBAL_INC(pending_alloc_failed, 1);
+		account(job, f->file_id, f->dataset, lo, hi, 0, &hint);
+		return;
+	}
+	/* the batch right after the pending range: one range (see pending) */
+	if (p->valid && p->file_id == f->file_id && lo == p->last + 1 &&
+	    p->last - p->first < MERGE_PAGES) {
+		p->last = hi;
+		return;
+	}
+	pending_flush(p, job);
+	p->file_id = f->file_id;
+	p->dataset = f->dataset;
+	p->first = lo;
+	p->last = hi;
+	p->hint = hint;
+	p->valid = 1;
 }
 
 SEC("fexit/filemap_get_pages")

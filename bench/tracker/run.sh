@@ -6,7 +6,7 @@
 #
 #   bench/tracker/run.sh [--mib N] [--rounds R] [--first-round K] [--passes P]
 #                        [--load idle|busy|both] [--variant NAME=TANDEMCTL]...
-#                        [--dir DIR] [--out DIR] [--bin DIR] [--emit]
+#                        [--dir DIR] [--out DIR] [--bin DIR] [--emit] [--no-throughput]
 #   bench/tracker/run.sh --summary OUT
 #
 # Two files of N MiB (default 512) on DIR (default /var/tmp, a block-device
@@ -33,7 +33,8 @@
 # Then, with kernel.bpf_stats on, each tracker and the peer again: the run
 # time and event count of each of their programs while ds.bin is read cold
 # (insert), read P times (read), dropped (evict), and the same for
-# other.bin.
+# other.bin. --no-throughput measures only that (to compare builds step
+# by step; the summary then has no throughput table, and no shares).
 #
 # Every unit also records the machine's state: load average, qemu processes,
 # the CPU time others used during it (all CPUs' busy time from /proc/stat
@@ -52,7 +53,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 mib=512 rounds=1 first=0 passes=5 load=both dir=/var/tmp out='' bin='' emit=0
-variants='' summary=''
+variants='' summary='' tput=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mib) mib=$2; shift ;;
@@ -65,6 +66,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift ;;
 	--bin) bin=$2; shift ;;
 	--emit) emit=1 ;;
+	--no-throughput) tput=0 ;;
 	--summary) summary=$2; shift ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -301,6 +303,7 @@ unit() { # ROUND LOAD
 	state_begin
 	if [ "$2" = busy ]; then "$S" --spin & spin_pid=$!; fi
 	k=0
+	[ "$tput" -eq 1 ] || k=$nconf
 	while [ $k -lt "$nconf" ]; do
 		# shellcheck disable=SC2086
 		set -- "$1" "$2" $confs

@@ -22,7 +22,7 @@ file == 2 {
 file == 3 {	# passes: round load config file pass GBps cpuGBps
 	k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
 	np[k]++; pw[k, np[k]] = $6; pc[k, np[k]] = $7
-	rounds[$1] = 1; loads[$2] = 1
+	rounds[$1] = 1; loads[$2] = 1; tputs[$2] = 1
 	next
 }
 file == 4 {	# cold: round load config file GBps cpuGBps
@@ -31,6 +31,7 @@ file == 4 {	# cold: round load config file GBps cpuGBps
 }
 file == 5 {	# stats: round load who phase file prog cnt ns bytes
 	k = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4 SUBSEP $5
+	rounds[$1] = 1; loads[$2] = 1
 	# the phase's own hook: other programs (forks, faults) also fire for
 	# other processes; they are listed per program below
 	if ($6 ~ hook[$4]) { sns[k] += $8; scnt[k] += $7 }
@@ -72,8 +73,8 @@ END {
 		l = lo[li]
 		if (!(l in loads)) continue
 		printf "## %s (%d units, %d of them on an idle machine)\n\n", (l == "idle" ? "Idle: nothing else started by the bench" : "Busy: a busy loop on another CPU"), nunit[l], idle[l]
-		printf "| config | file | CPU GB/s | wall GB/s | CPU ratio vs off |\n|---|---|---|---|---|\n"
-		for (ci = 1; ci <= nc; ci++) for (fi = 1; fi <= 2; fi++) {
+		if (tputs[l]) printf "| config | file | CPU GB/s | wall GB/s | CPU ratio vs off |\n|---|---|---|---|---|\n"
+		for (ci = 1; ci <= nc && tputs[l]; ci++) for (fi = 1; fi <= 2; fi++) {
 			c = confs[ci]; f = fi == 1 ? "ds" : "other"
 			n = 0; delete vc; delete vw; delete vr
 			for (i = 1; i <= nr; i++) {
@@ -98,7 +99,7 @@ END {
 				# reader CPU ns per GiB at BASE GB/s is GIB / BASE
 				vs[n] = base > 0 ? 100 * (sns[k] / g) * base / GIB : 0
 			}
-			if (n) printf "| %s | %s | %s | %s | %s | %s | %s |\n", w, ph, (f == "ds" ? "dataset" : "other"), mr(ve, n, "%.0f"), mr(vn, n, "%.0f"), mr(vm, n, "%.3f"), mr(vs, n, "%.2f%%")
+			if (n) printf "| %s | %s | %s | %s | %s | %s | %s |\n", w, ph, (f == "ds" ? "dataset" : "other"), mr(ve, n, "%.0f"), mr(vn, n, "%.0f"), mr(vm, n, "%.3f"), (tputs[l] ? mr(vs, n, "%.2f%%") : "-")
 			shared[l, w, ph, f] = n ? med(vs, n) : -1
 			mpg[l, w, ph, f] = n ? med(vm, n) : -1
 		}
