@@ -235,4 +235,225 @@ static __always_inline void carve(struct carve_ctx *cc, __u32 file_id, bool keep
 	file_orders_add(file_id, (cc->src.nr - 1) & ~(cc->s - 1));
 }
 
+/* ---- insert and evict: one extent per folio ---- */
+
+/* a dataset folio: its file, first page and size */
+struct folio_at {
+	__u64 base;		/* file_id << 32 */
+	__u64 index;
+	__u32 file_id;
+	__u32 dataset;
+	__u32 nr;
+	__u32 pad;
+};
+
+static __always_inline bool folio_target(struct folio *folio, struct folio_at *fa)
+{
+	struct tandem_trk_file *f = lookup_file_btf(folio->mapping);
+
+	if (!f)
+		return false;
+	fa->index = BPF_CORE_READ(folio, index);
+	fa->nr = tandem_folio_nr_pages(folio);
+	if (fa->nr > MAX_FOLIO_PAGES)
+		fa->nr = MAX_FOLIO_PAGES;
+	if ((fa->index + fa->nr) >> 32) {
+		GLOBAL_INC(index_too_big, fa->nr);
+		return false;
+	}
+	fa->file_id = f->file_id;
+	fa->dataset = f->dataset;
+	fa->base = (__u64)f->file_id << 32;
+	return true;
+}
+
+/* a new extent of NR pages (<= TANDEM_TRK_EXTENT_MAX) at INDEX; 0 or -1 */
+static __always_inline int extent_new(__u64 base, __u64 index, __u32 nr, __u32 job)
+{
+	struct tandem_trk_page e = { .loader = job, .nr = nr, .nfresh = nr };
+	struct tandem_trk_page *old;
+	__u64 key = base | index;
+	__u32 stale = 0;
+
+#pragma unroll
+	for (int w = 0; w < EXT_WORDS; w++)
+		e.fresh[w] = nr >= (w + 1) * 64 ? ~0ULL :
+			     nr > w * 64 ? (1ULL << ((nr - w * 64) & 63)) - 1 : 0;
+	if (!bpf_map_update_elem(&pages, &key, &e, BPF_NOEXIST))
+		return 0;
+	/* a state whose pages left without an event (tracker_state.bpf.h) */
+	old = bpf_map_lookup_elem(&pages, &key);
+	if (old)
+		stale = old->nr;
+	if (bpf_map_update_elem(&pages, &key, &e, BPF_ANY))
+		return -1;
+	budget_give(stale);
+	GLOBAL_INC(removed, stale);
+	return 0;
+}
+
+/* folios larger than an extent: one extent per aligned block */
+struct big_ctx {
+	__u64 base;
+	__u64 index;
+	__u32 job;
+	__u32 failed;
+};
+
+static long insert_block(__u32 i, void *data)
+{
+	struct big_ctx *bc = data;
+
+	if (extent_new(bc->base, bc->index + (__u64)i * TANDEM_TRK_EXTENT_MAX,
+		       TANDEM_TRK_EXTENT_MAX, bc->job))
+		bc->failed += TANDEM_TRK_EXTENT_MAX;
+	return 0;
+}
+
+static __always_inline int on_insert(struct folio *folio)
+{
+	struct folio_at fa = {};
+	struct tandem_trk_counts *c;
+	struct big_ctx bc = {};
+	__u32 job;
+
+	if (!folio_target(folio, &fa))
+		return 0;
+	/* readahead runs in the reader's context: its job is the loader */
+	job = current_job();
+	c = counts_of(job, fa.dataset);
+	if (c)
+		__sync_fetch_and_add(&c->miss, fa.nr);
+	/* page-cache folios are naturally aligned; anything else gets no state */
+	if ((fa.index & (fa.nr - 1)) || !budget_take(fa.nr)) {
+		GLOBAL_INC(insert_failed, fa.nr);
+		return 0;
+	}
+	if (fa.nr <= TANDEM_TRK_EXTENT_MAX) {
+		if (extent_new(fa.base, fa.index, fa.nr, job)) {
+			budget_give(fa.nr);
+			GLOBAL_INC(insert_failed, fa.nr);
+			return 0;
+		}
+		file_orders_add(fa.file_id, fa.nr);
+		GLOBAL_INC(inserted, fa.nr);
+		return 0;
+	}
+	bc.base = fa.base;
+	bc.index = fa.index;
+	bc.job = job;
+	bpf_loop(fa.nr / TANDEM_TRK_EXTENT_MAX, insert_block, &bc, 0);
+	file_orders_add(fa.file_id, TANDEM_TRK_EXTENT_MAX);
+	/* no branch on what the loop counted (see access_ctx) */
+	budget_give(bc.failed);
+	GLOBAL_INC(insert_failed, bc.failed);
+	GLOBAL_INC(inserted, fa.nr - bc.failed);
+	return 0;
+}
+
+/* N pages loaded by LOADER left the cache */
+static __always_inline void evicted(__u32 loader, __u32 dataset, __u32 n)
+{
+	struct tandem_trk_counts *c = counts_of(loader, dataset);
+
+	if (c)
+		__sync_fetch_and_add(&c->evict, n);
+}
+
+/* a folio that holds several extents (collapsed by the kernel, or larger
+ * than an extent): each extent in it, one by one */
+struct evict_ctx {
+	__u64 base;
+	__u64 next;
+	__u64 end;		/* first page after the folio */
+	__u32 dataset;
+	__u32 removed;
+	__u32 unknown;
+	__u32 pad;
+};
+
+static long evict_scan(__u32 i, void *data)
+{
+	struct evict_ctx *ec = data;
+	struct tandem_trk_page *e;
+	__u64 key = ec->base | ec->next;
+	__u32 n, loader;
+
+	if (ec->next >= ec->end)
+		return 1;
+	e = bpf_map_lookup_elem(&pages, &key);
+	if (!e) {
+		ec->unknown++;
+		ec->next++;
+		return 0;
+	}
+	n = e->nr;
+	loader = e->loader;
+	if (!bpf_map_delete_elem(&pages, &key)) {
+		ec->removed += n;
+		evicted(loader, ec->dataset, n);
+	}
+	ec->next += n;
+	return 0;
+}
+
+static __always_inline int on_evict(struct folio *folio)
+{
+	struct folio_at fa = {};
+	struct evict_ctx ec = {};
+	struct tandem_trk_page *e;
+	struct carve_ctx cc;
+	__u64 key, head;
+	__u32 loader;
+
+	if (!folio_target(folio, &fa))
+		return 0;
+	key = fa.base | fa.index;
+	head = fa.index;
+	e = bpf_map_lookup_elem(&pages, &key);
+	if (!e)
+		e = extent_find(fa.base, fa.index, file_orders(fa.file_id), &head);
+	if (!e) {
+		/* cached before tracking began, or it got no state */
+		evicted(0, fa.dataset, fa.nr);
+		GLOBAL_INC(evict_unknown, fa.nr);
+		return 0;
+	}
+	loader = e->loader;
+	if (head == fa.index && e->nr == fa.nr) {
+		if (bpf_map_delete_elem(&pages, &key)) {
+			GLOBAL_INC(evict_unknown, fa.nr);	/* deleted meanwhile */
+			return 0;
+		}
+		evicted(loader, fa.dataset, fa.nr);
+		budget_give(fa.nr);
+		GLOBAL_INC(removed, fa.nr);
+		return 0;
+	}
+	if (e->nr > fa.nr) {
+		/* a part of a folio the kernel split: carve it out of its extent */
+		ext_copy(&cc.src, e);
+		cc.base = fa.base;
+		cc.head = head;
+		cc.h = fa.index;
+		cc.s = fa.nr;
+		carve(&cc, fa.file_id, false);
+		evicted(loader, fa.dataset, fa.nr);
+		budget_give(fa.nr);
+		GLOBAL_INC(removed, fa.nr);
+		return 0;
+	}
+	ec.base = fa.base;
+	ec.next = fa.index;
+	ec.end = fa.index + fa.nr;
+	ec.dataset = fa.dataset;
+	bpf_loop(fa.nr, evict_scan, &ec, 0);
+	/* no branch on what the loop counted (see access_ctx) */
+	budget_give(ec.removed);
+	GLOBAL_INC(removed, ec.removed);
+	evicted(0, fa.dataset, ec.unknown);
+	GLOBAL_INC(evict_unknown, ec.unknown);
+	return 0;
+}
+
 #endif

@@ -171,13 +171,20 @@ state_end() { # ROUND LOAD
 
 # ---- readers ----
 
+# CPU seconds all CPUs were busy (interrupts and kernel threads too)
+busy_s() { awk '/^cpu / { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / 100 }' /proc/stat; }
 cold() { # ROUND LOAD CFG FILE [tandemctl track args...]: drop, read once
 	r=$1 l=$2 c=$3 f=$4
 	shift 4
 	"$S" --drop "$work/$f.bin"
+	b0=$(busy_s)
 	if [ $# -gt 0 ]; then "$@" -- "$S" "$work/$f.bin" 1
-	else "$S" "$work/$f.bin" 1; fi | awk -v r="$r" -v l="$l" -v c="$c" -v f="$f" \
-		'{ print r "\t" l "\t" c "\t" f "\t" $10 "\t" $12 }' >>"$out/cold.tsv"
+	else "$S" "$work/$f.bin" 1; fi >"$work/cold.out"
+	# the machine's CPU per byte read cold: what inserting a page costs besides
+	awk -v r="$r" -v l="$l" -v c="$c" -v f="$f" -v b0="$b0" -v b1="$(busy_s)" \
+		'{ s = b1 - b0 - (l == "busy" ? $6 : 0)	# the spinner took one CPU meanwhile
+		print r "\t" l "\t" c "\t" f "\t" $10 "\t" $12 "\t" (s > 0 ? $4 / s / 1e9 : 0) }' \
+		"$work/cold.out" >>"$out/cold.tsv"
 }
 passes() { # ROUND LOAD CFG FILE [tandemctl track args...]
 	r=$1 l=$2 c=$3 f=$4
@@ -294,7 +301,7 @@ if [ ! -f "$out/meta.tsv" ]; then
 	printf 'kernel\t%s\ncpus\t%s\nmib\t%s\npasses\t%s\nconfigs\t%s\nvariants\t%s\n' "$(uname -r)" \
 		"$(grep -c '^processor' /proc/cpuinfo)" "$mib" "$passes" "$confs" "$variants" >"$out/meta.tsv"
 	printf 'round\tload\tconfig\tfile\tpass\tGBps\tcpuGBps\n' >"$out/passes.tsv"
-	printf 'round\tload\tconfig\tfile\tGBps\tcpuGBps\n' >"$out/cold.tsv"
+	printf 'round\tload\tconfig\tfile\tGBps\tcpuGBps\tsysGBps\n' >"$out/cold.tsv"
 	printf 'round\tload\twho\tphase\tfile\tprog\tcnt\tns\tbytes\n' >"$out/stats.tsv"
 	printf 'round\tload\tseconds\tothers_cpus\tqemu\tload_start\tload_end\ttop_others\tidle\n' >"$out/machine.tsv"
 fi

@@ -25,8 +25,9 @@ file == 3 {	# passes: round load config file pass GBps cpuGBps
 	rounds[$1] = 1; loads[$2] = 1; tputs[$2] = 1
 	next
 }
-file == 4 {	# cold: round load config file GBps cpuGBps
-	cold[$1, $2, $3, $4] = $6
+file == 4 {	# cold: round load config file GBps cpuGBps sysGBps
+	# bytes per CPU second of the whole machine (busy load: less the spinner)
+	cold[$1, $2, $3, $4] = NF >= 7 && $7 > 0 ? $7 : $6
 	next
 }
 file == 5 {	# stats: round load who phase file prog cnt ns bytes
@@ -85,7 +86,7 @@ END {
 			}
 			printf "| %s | %s | %s | %s | %s |\n", c, (f == "ds" ? "dataset" : "other"), mr(vc, n, "%.2f"), mr(vw, n, "%.2f"), mr(vr, n, "%.3f")
 		}
-		printf "\nBPF programs' own time (kernel.bpf_stats): each phase's hook (names cut at 15 characters as the kernel keeps them); the share is of the CPU time the reader (read) or the cold read (insert, evict) takes with nothing attached, in the same round:\n\n"
+		printf "\nBPF programs' own time (kernel.bpf_stats): each phase's hook (names cut at 15 characters as the kernel keeps them); the share is of the CPU time, with nothing attached in the same round, of the cached reads (read) or of the cold read, all CPUs' busy time (insert, evict):\n\n"
 		printf "| who | phase | file | events per GiB | ns per event | ms per GiB | share of the reader's CPU |\n|---|---|---|---|---|---|---|\n"
 		for (ci = 2; ci <= nc; ci++) for (pi = 1; pi <= 3; pi++) for (fi = 1; fi <= 2; fi++) {
 			w = confs[ci]; ph = pi == 1 ? "read" : pi == 2 ? "insert" : "evict"; f = fi == 1 ? "ds" : "other"
