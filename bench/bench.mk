@@ -5,9 +5,9 @@
 STEERBENCH := $(B)/bench/steerbench
 ALL_TARGETS += $(STEERBENCH)
 
-$(STEERBENCH): bench/steer/steerbench.c
+$(STEERBENCH): bench/steer/steerbench.c ctl/lib/residency.c ctl/lib/residency.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -static -o $@ $<
+	$(CC) $(CFLAGS) -Ictl -static -o $@ $< ctl/lib/residency.c
 
 .PHONY: bench-steer
 bench-steer: $(STEERBENCH) module

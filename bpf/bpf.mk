@@ -3,7 +3,7 @@
 #
 #   $(B)/gen/vmlinux.h          bpftool btf dump of $(VMLINUX_BTF)
 #   $(B)/bpf/tracker.bpf.o      the page-cache sharing tracker
-#   $(B)/gen/tracker.skel.h     its skeleton, included by ctl/tracker_load.c
+#   $(B)/gen/tracker.skel.h     its skeleton, included by ctl/tracker/load.c
 #   $(B)/bench/cachestat        the peer for bench/tracker (libbpf-tools style)
 #   $(B)/bench/seqread, progstat  bench/tracker's reader and BPF run-time reader
 # The three bench tools are static, so that bench/tracker/vm.sh runs them in
@@ -38,7 +38,7 @@ $(B)/gen/%.skel.h: $(B)/bpf/%.bpf.o
 	mv $@.tmp $@
 
 # tandemctl's tracker loader includes the skeleton
-$(B)/ctl/tracker_load.o $(B)/asan/ctl/tracker_load.o: $(B)/gen/tracker.skel.h
+$(B)/ctl/tracker/load.o $(B)/asan/ctl/tracker/load.o: $(B)/gen/tracker.skel.h
 
 # bench/tracker: the peer tool, built the same way as the tracker
 $(B)/bpf/cachestat.bpf.o: bench/tracker/cachestat.bpf.c $(B)/gen/vmlinux.h

@@ -22,7 +22,7 @@
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
 
-/* Hooks whose attach point is chosen at load time (see ctl/tracker_load.c). */
+/* Hooks whose attach point is chosen at load time (see ctl/tracker/load.c). */
 enum tandem_trk_hook {
 	TANDEM_TRK_HOOK_INSERT,		/* a folio enters the page cache */
 	TANDEM_TRK_HOOK_EVICT,		/* a folio leaves the page cache */

@@ -22,6 +22,7 @@ $(B)/selftests/host/%: selftests/host/%.c $(B)/asan/libtandemctl.a $(KSFT_DIR)/.
 	$(CC) $(CFLAGS) -Wno-sign-compare -Wno-unused-parameter $(SANFLAGS) $(CTL_CFLAGS) $(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
 		$(B)/asan/libtandemctl.a $(CTL_LDLIBS)
 
-$(B)/vm/tests/%: selftests/vm/tests/%.c $(wildcard selftests/lib/*.h) $(KSFT_DIR)/.stamp
+# VM tests get ctl/lib/residency.c (libc only), the residency scan of selftests/lib/dataset.h
+$(B)/vm/tests/%: selftests/vm/tests/%.c $(wildcard selftests/lib/*.h) ctl/lib/residency.c ctl/lib/residency.h $(KSFT_DIR)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-unused-result -Wno-sign-compare -Wno-unused-parameter $(KSFT_CFLAGS) -Iselftests/lib -static -o $@ $<
+	$(CC) $(CFLAGS) -Wno-unused-result -Wno-sign-compare -Wno-unused-parameter $(KSFT_CFLAGS) -Iselftests/lib -Ictl -static -o $@ $< ctl/lib/residency.c

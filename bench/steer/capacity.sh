@@ -12,7 +12,7 @@
 # One VM boot per configuration (a fresh disk and memory each time), running
 # vm-capacity.sh; with --repeat N the configurations take turns N times.
 # Configurations: off, steer, prefetch, and prefetch:R (prefetch capped at
-# R MB/s). Defaults: node 0 768 MiB, node 1 1024 MiB, disk 50 MiB/s, 640
+# R MiB/s). Defaults: node 0 768 MiB, node 1 1024 MiB, disk 50 MiB/s, 640
 # files of 1 MiB, 3 epochs, 10ms of compute per file.
 # Variants:
 #   static  a 520 MiB model, fixed during the jobs; after them it asks for

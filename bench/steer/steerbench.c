@@ -28,9 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/residency.h"
+
 #define MAXNODE		8
 #define MPOL_BIND_	2
-#define MPOL_MF_MOVE_	(1 << 1)
 
 static long pg;
 
@@ -98,84 +99,35 @@ static int paths_collect(struct paths *p, char **args, int n)
 }
 
 struct tally {
-	long pages, cached, nodes[MAXNODE], other, failed;
-	double total_s, move_s;
+	struct residency r;
+	double total_s;
 };
 
 /*
- * Map one file, touch its pages (only those mincore says are cached, so no
- * I/O is done) and call move_pages(2): to `node` when node >= 0, else just
- * asking where each page is (nodes = NULL).
+ * One file's cached pages (only those mincore says are cached, so no I/O is
+ * done) moved to `node` when node >= 0, else just asked where they are:
+ * ctl/lib/residency.c, the scan tandemctl and the VM tests use too.
  */
 static int file_pages(const char *path, int node, struct tally *t)
 {
-	long n, k, m = 0;
-	double t0 = now_s(), t1;
-	unsigned char *vec = NULL;
-	volatile const char *map;
-	struct stat st;
-	void **pages = NULL;
-	int *status = NULL, *nodes = NULL, fd, err = 0;
+	double t0 = now_s();
+	int err = residency_file(path, node >= 0 ? RESIDENCY_MOVE : RESIDENCY_NODES, node, &t->r);
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
-		return -errno;
-	n = (st.st_size + pg - 1) / pg;
-	if (!n)
-		goto out_close;
-	map = mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0);
-	err = -ENOMEM;
-	if (map == MAP_FAILED)
-		goto out_close;
-	vec = malloc(n);
-	pages = malloc(sizeof(*pages) * n);
-	status = malloc(sizeof(*status) * n);
-	nodes = malloc(sizeof(*nodes) * n);
-	if (!vec || !pages || !status || !nodes || mincore((void *)map, n * pg, vec))
-		goto out_unmap;
-	for (k = 0; k < n; k++) {
-		if (!(vec[k] & 1))
-			continue;
-		(void)map[k * pg];
-		pages[m] = (void *)(map + k * pg);
-		nodes[m++] = node;
-	}
-	t1 = now_s();
-	if (m && syscall(SYS_move_pages, 0, m, pages, node >= 0 ? nodes : NULL, status,
-			 node >= 0 ? MPOL_MF_MOVE_ : 0)) {
-		err = -errno;
-		goto out_unmap;
-	}
-	t->move_s += now_s() - t1;
-	t->pages += n;
-	t->cached += m;
-	for (k = 0; k < m; k++)
-		if (status[k] >= 0 && status[k] < MAXNODE)
-			t->nodes[status[k]]++;
-		else if (status[k] >= 0)
-			t->other++;
-		else
-			t->failed++;
-	err = 0;
-out_unmap:
-	munmap((void *)map, n * pg);
-out_close:
-	close(fd);
-	free(vec);
-	free(pages);
-	free(status);
-	free(nodes);
 	t->total_s += now_s() - t0;
 	return err;
 }
 
 static void tally_print(const struct tally *t)
 {
-	printf("pages=%ld cached=%ld", t->pages, t->cached);
+	long other = t->r.other;
+
+	for (int i = MAXNODE; i < RESIDENCY_MAX_NODES; i++)
+		other += t->r.nodes[i];
+	printf("pages=%ld cached=%ld", t->r.pages, t->r.cached);
 	for (int i = 0; i < MAXNODE; i++)
-		if (t->nodes[i] || i < 2)
-			printf(" node%d=%ld", i, t->nodes[i]);
-	printf(" other=%ld failed=%ld", t->other, t->failed);
+		if (t->r.nodes[i] || i < 2)
+			printf(" node%d=%ld", i, t->r.nodes[i]);
+	printf(" other=%ld failed=%ld", other, t->r.failed);
 }
 
 static int cmd_pages(int argc, char **argv)
@@ -204,8 +156,8 @@ static int cmd_pages(int argc, char **argv)
 	tally_print(&t);
 	if (node >= 0)
 		printf(" total_s=%.4f move_s=%.4f gbps_total=%.4f gbps_move=%.4f",
-		       t.total_s, t.move_s, t.cached * pg / 1e9 / t.total_s,
-		       t.cached * pg / 1e9 / t.move_s);
+		       t.total_s, t.r.move_s, t.r.cached * pg / 1e9 / t.total_s,
+		       t.r.cached * pg / 1e9 / t.r.move_s);
 	printf("\n");
 	return 0;
 }
@@ -299,7 +251,7 @@ static int hog_place(struct tally *t)
 			long n;
 
 			if (sscanf(p, " N%d=%ld", &node, &n) == 2 && node >= 0 && node < MAXNODE)
-				t->nodes[node] += n;
+				t->r.nodes[node] += n;
 			p += 2;
 		}
 	}
@@ -330,9 +282,9 @@ static int hog_alloc(long mib, int node, const char *what)
 		return err;
 	printf("hog: %s %ld MiB%s: node0_mib=%.1f node1_mib=%.1f; now holds node0_mib=%.1f node1_mib=%.1f (numa_maps)\n",
 	       what, mib, node >= 0 ? " bound to the node" : "",
-	       (t.nodes[0] - held.nodes[0]) * pg / 1048576.0,
-	       (t.nodes[1] - held.nodes[1]) * pg / 1048576.0,
-	       t.nodes[0] * pg / 1048576.0, t.nodes[1] * pg / 1048576.0);
+	       (t.r.nodes[0] - held.r.nodes[0]) * pg / 1048576.0,
+	       (t.r.nodes[1] - held.r.nodes[1]) * pg / 1048576.0,
+	       t.r.nodes[0] * pg / 1048576.0, t.r.nodes[1] * pg / 1048576.0);
 	held = t;
 	return 0;
 }

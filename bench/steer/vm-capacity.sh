@@ -9,7 +9,7 @@
 #        the dataset registered; pages are steered as they enter the cache
 #      CONFIG prefetch: as steer, plus `tandemctl prefetch --no-wait ds` started
 #        just before the jobs (whole dataset, name order; no rate cap, or
-#        --rate PREFETCH_RATE MB/s when params.sh sets it)
+#        --rate PREFETCH_RATE MiB/s when params.sh sets it)
 #   4. two jobs started together: tandemctl loadgen, EPOCHS epochs, independent
 #      shuffles (seeds 1 and 2), COMPUTE per 1-file batch
 #   5. GROW_AT=N: when job A starts epoch N (0-based), the model takes GROW_MIB
@@ -62,7 +62,7 @@ fi
 s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
 # options before DATASET: `prefetch DATASET --rate R` is refused (see steering.md)
-[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "$PREFETCH_RATE"} ds || exit 1; }
+[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "${PREFETCH_RATE}M"} ds || exit 1; }
 job() { # NAME SEED: one training job in the background
 	tandemctl -j loadgen "$D" --epochs "$EPOCHS" --order shuffle --seed "$2" \
 		--compute "$COMPUTE" --timeline "/tmp/$1.csv" >"/tmp/$1.json" 2>"/tmp/$1.err" &

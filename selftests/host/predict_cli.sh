@@ -3,16 +3,18 @@
 # tandemctl predict from the command line: the built-in model predicts
 # without any file and close to a measured run, JSON output, the all-reduce
 # term against its formula computed here, the GHN-2 node count against python3-onnx's expectations,
-# clear one-line errors for bad graphs, models and arguments, and a small
-# train -> predict -> eval round trip.
+# clear one-line errors for bad graphs, models and arguments, a small
+# train -> predict -> eval round trip, warnings before the result and in
+# -j, --strict, and a plain-export 224x224 graph of an architecture the
+# built-in model was not trained on, predicted within the documented error.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 D=$top/predictor/data
-ksft_plan 11
+ksft_plan 15
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 11); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	for i in $(seq 15); do ksft_skip "predict cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
@@ -25,15 +27,15 @@ ksft_check "built-in model predicts ResNet-50" grep -q "^predicted iteration: *[
 
 # 2-3: JSON; multi-GPU adds 2(p-1)/p * 4 * params / bw + 2(p-1) * lat
 "$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 >one.json
-"$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 --gpus 8 --nodes 2 --bw-inter 10 >dist.json
+"$T" -j predict "$D/onnx/resnet50.onnx" --batch 8 --gpus 8 --nodes 2 --bw-inter 10G >dist.json
 ksft_expect_eq "JSON: compute time positive, no all-reduce on one GPU" \
 	"$(jq '.compute_s > 0 and .allreduce_s == 0 and .total_s == .compute_s' one.json)" true
-want=$(jq '.params' one.json | awk '{ printf "%.6f", 2 * 15 / 16 * 4 * $1 / 10e9 + 30 * 20e-6 }')
-ksft_expect_eq "all-reduce of 8 GPUs x 2 nodes over 10 GB/s" \
+want=$(jq '.params' one.json | awk '{ printf "%.6f", 2 * 15 / 16 * 4 * $1 / (10 * 2^30) + 30 * 20e-6 }')
+ksft_expect_eq "all-reduce of 8 GPUs x 2 nodes over 10 GiB/s" \
 	"$(jq '.allreduce_s' dist.json | awk '{ printf "%.6f", $1 }')" "$want"
 
 # 4: GHN-2 nodes of the import = python3-onnx's expectation
-want=$(awk '$1 == "resnet50" { for (i = 2; i <= NF; i++) if ($i ~ /^ghn_nodes=/) print substr($i, 11) }' \
+want=$(awk '$1 == "onnx/resnet50" { for (i = 2; i <= NF; i++) if ($i ~ /^ghn_nodes=/) print substr($i, 11) }' \
 	"$D/onnx_expect.txt")
 ksft_expect_eq "predict graph -j: ResNet-50 nodes as onnx_expect.txt" \
 	"$("$T" -j predict graph "$D/onnx/resnet50.onnx" | jq .nodes)" "$want"
@@ -46,7 +48,7 @@ ksft_diag "ResNet-50 batch 32: measured ${meas} s, predicted $(jq .compute_s b32
 ksft_check "built-in model: ResNet-50 batch 32 within 30 % of the measurement" \
 	awk -v m="$meas" -v p="$(jq .compute_s b32.json)" 'BEGIN { d = (p - m) / m; exit !(m > 0 && d < 0.3 && d > -0.3) }'
 
-# 6-8: errors are one clear line and exit 1
+# 6-8: errors are one clear line and exit 1 (a usage error: exit 2)
 printf 'not a protobuf at all' >bad.onnx
 "$T" predict bad.onnx --batch 4 >/dev/null 2>err.txt; rc=$?
 ksft_check "garbage graph: exit 1, 'malformed ONNX'" \
@@ -56,7 +58,7 @@ head -c 1000 "$D/default.tpm" >trunc.tpm
 ksft_check "truncated model file: exit 1, 'truncated'" \
 	sh -c "[ $rc -eq 1 ] && grep -q 'truncated' err.txt"
 "$T" predict "$D/onnx/resnet18.onnx" >/dev/null 2>err.txt; rc=$?
-ksft_check "missing --batch: exit 1 with usage" sh -c "[ $rc -eq 1 ] && grep -q 'Usage' err.txt"
+ksft_check "missing --batch: a usage error, exit 2 with usage" sh -c "[ $rc -eq 2 ] && grep -q 'Usage' err.txt"
 
 # 9-11: train on a small CSV, predict with the result, evaluate
 {
@@ -74,4 +76,28 @@ ksft_expect_eq "predict with the trained file names it" \
 "$T" -j predict eval --data small.csv --folds 3 --epochs 10 --hid 8 >eval.json 2>err.txt
 ksft_expect_eq "eval: 3 folds over 6 architectures, both MAPEs finite" \
 	"$(jq '.folds == 3 and .archs == 6 and .mape_ours > 0 and .mape_ernest > 0' eval.json 2>/dev/null)" true
+
+# 12-14: warnings come before the result, are in -j, and fail --strict
+"$T" predict "$D/test/eval_folded.onnx" --batch 2 >w.txt 2>err.txt
+ksft_check "eval-mode export: the first line is its warning" \
+	sh -c "head -1 w.txt | grep -q '^warning: eval-mode export'"
+"$T" -j predict "$D/test/unresolved.onnx" --batch 2 >w.json 2>err.txt
+ksft_expect_eq "-j: the unresolved-shapes warning is in .warnings" \
+	"$(jq '[.warnings[] | select(test("could not be inferred"))] | length' w.json)" 1
+"$T" predict "$D/test/unresolved.onnx" --batch 2 --strict >/dev/null 2>err.txt; rc=$?
+"$T" predict "$D/r224/onnx/resnet18.onnx" --batch 2 --strict >/dev/null 2>&1; rc2=$?
+ksft_check "--strict: exit 1 with a warning, 0 without" \
+	sh -c "[ $rc -eq 1 ] && [ $rc2 -eq 0 ] && grep -q 'strict' err.txt"
+
+# 15: predictor/data/r224/heldout.csv: runs of an architecture left out of
+# the built-in model's training, plain export; within the documented error
+tot=0; n=0
+while IFS=, read -r arch _ onnx batch _ _ _ _ t _; do
+	p=$("$T" -j predict "$D/r224/$onnx" --batch "$batch" | jq .compute_s)
+	ksft_diag "held out $arch batch $batch: measured $t s, predicted $p s"
+	tot=$(awk -v a="$tot" -v p="$p" -v m="$t" 'BEGIN { d = (p - m) / m; print a + (d < 0 ? -d : d) }')
+	n=$((n + 1))
+done < <(grep -v '^#\|^arch,' "$D/r224/heldout.csv")
+ksft_check "held-out plain export: $n runs, mean error within the documented 60 %" \
+	awk -v t="$tot" -v n="$n" 'BEGIN { exit !(n >= 3 && t / n < 0.60) }'
 ksft_finish

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "files.h"
-#include "numa.h"
-#include "out.h"
-#include "util.h"
+#include "lib/files.h"
+#include "lib/numa.h"
+#include "lib/out.h"
+#include "lib/util.h"
 
 TEST(parse_numbers)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "loadgen.h"
+#include "loadgen/loadgen.h"
 
 #define NFILES 24
 

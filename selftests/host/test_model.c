@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "model.h"
+#include "model/model.h"
 
 #define MiB (1024.0 * 1024.0)
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Profile plumbing: the JSON reader against documents with known content
- * and known errors, profile save/load round trip, instance descriptions,
+ * Profile plumbing: profile save/load round trip, instance descriptions,
  * and the calibration measurements against the kernel's own view
  * (fincore(1) for residency, tandemctl's independent NUMA parser and
  * /proc/meminfo for memory).
@@ -12,65 +11,11 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "calibrate.h"
-#include "json.h"
-#include "numa.h"
-#include "profile.h"
-#include "units.h"
-
-TEST(json_values)
-{
-	const char *doc = "{ \"a\": [1, -2.5e3, true, false, null],\n"
-			  "  \"s\": \"x\\n\\u00e9\\\"\", \"o\": { \"k\": {} }, \"e\": [] }";
-	const struct tjson *a, *s;
-	struct tjson *v;
-	char err[128];
-	double d;
-
-	ASSERT_EQ(0, tjson_parse(doc, &v, err, sizeof(err)));
-	a = tjson_get(v, "a");
-	ASSERT_NE(NULL, a);
-	EXPECT_EQ(5, a->len);
-	EXPECT_TRUE(tjson_at(a, 0)->num == 1);
-	EXPECT_TRUE(tjson_at(a, 1)->num == -2500);
-	EXPECT_EQ(TJSON_BOOL, tjson_at(a, 2)->type);
-	EXPECT_TRUE(tjson_at(a, 2)->b);
-	EXPECT_FALSE(tjson_at(a, 3)->b);
-	EXPECT_EQ(TJSON_NULL, tjson_at(a, 4)->type);
-	EXPECT_EQ(NULL, tjson_at(a, 5));
-	s = tjson_get(v, "s");
-	ASSERT_NE(NULL, s);
-	EXPECT_STREQ("x\n\xc3\xa9\"", s->str);	/* U+00E9 in UTF-8 */
-	EXPECT_EQ(TJSON_OBJ, tjson_get(tjson_get(v, "o"), "k")->type);
-	EXPECT_EQ(0, tjson_get(v, "e")->len);
-	EXPECT_EQ(-ENOENT, tjson_get_num(v, "missing", &d));
-	EXPECT_EQ(-EINVAL, tjson_get_num(v, "s", &d));
-	tjson_free(v);
-}
-
-TEST(json_errors_name_the_place)
-{
-	static const struct {
-		const char *doc, *where;
-	} bad[] = {
-		{ "{\"a\": 1,}", "line 1 col 9" },
-		{ "[1, 2", "line 1 col 6" },
-		{ "{\n  \"a\": tru }", "line 2 col 8" },
-		{ "{\"a\": \"x\n\"}", "control character" },
-		{ "[0x10]", "line 1 col 2: bad number" },
-		{ "{} {}", "trailing" },
-		{ "\"\\q\"", "bad escape" },
-	};
-
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct tjson *v = NULL;
-		char err[128] = "";
-
-		EXPECT_EQ(-EINVAL, tjson_parse(bad[i].doc, &v, err, sizeof(err)));
-		EXPECT_NE(NULL, strstr(err, bad[i].where)) TH_LOG("%s -> %s", bad[i].doc, err);
-		EXPECT_EQ(NULL, v);
-	}
-}
+#include "calibrate/calibrate.h"
+#include "lib/json.h"
+#include "lib/numa.h"
+#include "model/model.h"
+#include "lib/units.h"
 
 TEST(profile_round_trip)
 {
@@ -178,6 +123,30 @@ TEST(units)
 	EXPECT_TRUE(d == 0.25);
 	EXPECT_EQ(0, units_parse_duration("2m", &d));
 	EXPECT_TRUE(d == 120);
+}
+
+/* One rate convention: bytes/s, binary suffixes, "/s" optional (units.h). */
+TEST(rates)
+{
+	static const struct {
+		const char *s;
+		double bps;
+	} ok[] = {
+		{ "100", 100 }, { "50M", 50 * 1048576.0 }, { "50M/s", 50 * 1048576.0 },
+		{ "50MiB/s", 50 * 1048576.0 }, { "512K/s", 524288 }, { "1.5G", 1.5 * 1073741824 },
+	};
+	static const char *const bad[] = { "/s", "50Mb", "-1M", "M/s", "50M/h", "" };
+	char b[32];
+	double d;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		EXPECT_EQ(0, units_parse_rate(ok[i].s, &d)) TH_LOG("%s", ok[i].s);
+		EXPECT_TRUE(d == ok[i].bps) TH_LOG("%s -> %f", ok[i].s, d);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, units_parse_rate(bad[i], &d)) TH_LOG("%s", bad[i]);
+	}
+	EXPECT_STREQ("50.0 MiB/s", units_fmt_rate(50 * 1048576.0, b, sizeof(b)));
 }
 
 /* Memory per node as tandemctl's NUMA parser (another author's code) reads it. */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "numa.h"
+#include "lib/numa.h"
 
 static void put(const char *root, const char *rel, const char *text)
 {

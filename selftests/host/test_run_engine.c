@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The release engine in-process (under ASan): command splitting, stagger
- * parsing, and the hook interface the tracker and tandem.ko plug into.
+ * parsing, and the hook interface the tracker and tandem.ko plug into:
+ * every hook with its own state in the run's context, nothing kept between
+ * runs (a second caller, such as a node agent, drives it the same way).
  * The kernel's view (/proc/PID/stat) checks that job_start sees the
  * instance in its own process group before it has exec'd.
  */
@@ -12,8 +14,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "release.h"
-#include "util.h"
+#include "lib/util.h"
+#include "release/release.h"
 
 TEST(split_commands)
 {
@@ -57,11 +59,10 @@ struct hook_log {
 	int exit_status[4];
 };
 
-static int h_register(void *ctx, const char *dir, const struct lg_dataset *ds)
+static int h_register(void *ctx, const struct rel_dataset *ds)
 {
 	struct hook_log *l = ctx;
 
-	(void)dir;
 	(void)ds;
 	l->registered++;
 	return 0;
@@ -135,13 +136,12 @@ TEST(hooks_and_exit_status)
 	struct rel_inst inst[2] = { { .argv = t }, { .argv = f, .delta = 0.05 } };
 	struct rel_run r = { .n = 2, .inst = inst };
 	struct hook_log log = { 0 };
-	struct rel_hooks h = { .dataset_register = h_register, .job_start = h_start,
-			       .job_exit = h_exit, .job_stats = h_stats,
-			       .finish = h_finish, .ctx = &log };
+	static const struct rel_ops h = { .name = "test", .dataset_register = h_register,
+					  .job_start = h_start, .job_exit = h_exit,
+					  .job_stats = h_stats, .finish = h_finish };
 
-	rel_hooks_register(&h);
-	EXPECT_EQ(-ECHILD, rel_run(&r, "/nonexistent", NULL));
-	rel_hooks_register(NULL);
+	ASSERT_EQ(0, rel_hook_add(&r, &h, &log));
+	EXPECT_EQ(-ECHILD, rel_run(&r));
 	EXPECT_EQ(1, log.registered);
 	EXPECT_EQ(2, log.started);
 	EXPECT_EQ(0, log.bad_pgrp);
@@ -163,14 +163,12 @@ TEST(progress_hook_releases_the_next)
 {
 	char *s[] = { "sleep", "0.4", NULL }, *t[] = { "true", NULL };
 	struct rel_inst inst[2] = { { .argv = s }, { .argv = t } };
-	struct rel_run r = { .n = 2, .inst = inst, .mode = REL_PROGRESS, .fraction = 0.5,
-			     .dataset_bytes = 1 };
+	struct rel_run r = { .n = 2, .inst = inst, .mode = REL_PROGRESS, .fraction = 0.5 };
 	struct hook_log log = { 0 };
-	struct rel_hooks h = { .progress = h_progress, .ctx = &log };
+	static const struct rel_ops h = { .name = "test", .progress = h_progress };
 
-	rel_hooks_register(&h);
-	EXPECT_EQ(0, rel_run(&r, "/nonexistent", NULL));
-	rel_hooks_register(NULL);
+	ASSERT_EQ(0, rel_hook_add(&r, &h, &log));
+	EXPECT_EQ(0, rel_run(&r));
 	EXPECT_GE(log.progress_calls, 2);
 	/* released on the hook's word (second poll, ~20 ms), long before A ends */
 	EXPECT_LT(inst[1].start, 0.2);
@@ -200,11 +198,10 @@ TEST(instances_registered_before_t0)
 	struct rel_inst inst[3] = { { .argv = t }, { .argv = t, .delta = 0.1 },
 				    { .argv = t, .delta = 0.2 } };
 	struct rel_run r = { .n = 3, .inst = inst };
-	struct rel_hooks h = { .job_start = h_time };
+	static const struct rel_ops h = { .name = "slow", .job_start = h_time };
 
-	rel_hooks_register(&h);
-	EXPECT_EQ(0, rel_run(&r, "/nonexistent", NULL));
-	rel_hooks_register(NULL);
+	ASSERT_EQ(0, rel_hook_add(&r, &h, NULL));
+	EXPECT_EQ(0, rel_run(&r));
 	for (int i = 0; i < 3; i++) {
 		EXPECT_LT(start_at[i], r.t0);
 		EXPECT_LT(inst[i].start - inst[i].delta, 0.025);
@@ -226,13 +223,75 @@ TEST(signal_is_forwarded)
 		kill(getppid(), SIGTERM);
 		_exit(0);
 	}
-	EXPECT_EQ(-EINTR, rel_run(&r, "/nonexistent", NULL));
+	EXPECT_EQ(-EINTR, rel_run(&r));
 	EXPECT_EQ(SIGTERM, r.interrupted);
 	EXPECT_EQ(REL_SKIPPED, inst[1].state);
 	EXPECT_TRUE(WIFSIGNALED(inst[0].status) && WTERMSIG(inst[0].status) == SIGTERM);
 	EXPECT_LT(inst[0].end, 1.0);
 	/* the killer was our child too and has been reaped by the cleanup */
 	EXPECT_EQ(-1, waitpid(killer, NULL, WNOHANG));
+}
+
+static int h_refuse(void *ctx, const struct rel_dataset *ds)
+{
+	(void)ds;
+	((struct hook_log *)ctx)->registered++;
+	return -ENOENT;
+}
+
+static int h_no_stats(void *ctx, int idx, struct rel_job_stats *st)
+{
+	(void)idx;
+	(void)st;
+	((struct hook_log *)ctx)->stats++;
+	return -ENOENT;
+}
+
+/*
+ * Two hooks, each with its own state: one that refuses the dataset is left
+ * out of the run (no job of it starts) but still finished; the first hook
+ * that answers job_stats wins. A second run with the same hooks starts from
+ * nothing: the counts come from these states only.
+ */
+TEST(hooks_keep_their_own_state)
+{
+	char *t[] = { "true", NULL };
+	static const struct rel_ops refusing = { .name = "off", .dataset_register = h_refuse,
+						 .job_start = h_start, .finish = h_finish };
+	static const struct rel_ops none = { .name = "none", .job_stats = h_no_stats };
+	static const struct rel_ops taking = { .name = "on", .dataset_register = h_register,
+					       .job_start = h_start, .job_stats = h_stats,
+					       .finish = h_finish };
+
+	for (int round = 0; round < 2; round++) {
+		struct rel_inst inst[2] = { { .argv = t }, { .argv = t } };
+		struct rel_run r = { .n = 2, .inst = inst };
+		struct hook_log a = { 0 }, b = { 0 }, c = { 0 };
+
+		ASSERT_EQ(0, rel_hook_add(&r, &refusing, &a));
+		ASSERT_EQ(0, rel_hook_add(&r, &none, &b));
+		ASSERT_EQ(0, rel_hook_add(&r, &taking, &c));
+		EXPECT_EQ(0, rel_run(&r));
+		EXPECT_EQ(1, a.registered);
+		EXPECT_EQ(0, a.started);
+		EXPECT_EQ(1, a.finished);
+		EXPECT_EQ(2, b.stats);
+		EXPECT_EQ(2, c.started);
+		EXPECT_EQ(2, c.stats);
+		EXPECT_EQ(1, c.finished);
+		EXPECT_TRUE(inst[0].have_stats && inst[1].stats.misses == 101);
+		EXPECT_EQ(NULL, r.residency_source);	/* no hook, no dataset */
+	}
+}
+
+TEST(hook_table_is_bounded)
+{
+	static const struct rel_ops h = { .name = "x" };
+	struct rel_run r = { 0 };
+
+	for (int i = 0; i < REL_MAX_HOOKS; i++)
+		ASSERT_EQ(0, rel_hook_add(&r, &h, NULL));
+	EXPECT_EQ(-E2BIG, rel_hook_add(&r, &h, NULL));
 }
 
 TEST_HARNESS_MAIN

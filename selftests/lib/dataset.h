@@ -4,7 +4,8 @@
  * mix(seed, k, w), so any process can check any range it reads without a
  * reference copy, and a corrupted, stale or misplaced page shows at once.
  * Also: pages' NUMA nodes by move_pages(2), node meminfo, module helpers.
- * Header-only, for the VM tests (static) and host tests.
+ * Header-only, for the VM tests (static) and host tests; the residency
+ * scans are ctl/lib/residency.c's, which every user links (selftests.mk).
  */
 #ifndef TANDEM_SELFTEST_DATASET_H
 #define TANDEM_SELFTEST_DATASET_H
@@ -22,6 +23,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "lib/residency.h"
 
 static inline uint64_t ds_mix(uint64_t seed, uint64_t file, uint64_t word)
 {
@@ -107,82 +110,34 @@ static inline long ds_check(const char *path, uint64_t seed, uint64_t file, size
 }
 
 /*
- * Map the whole file read-only and shared; *npages gets its size in pages.
- * NULL for an empty file, MAP_FAILED (errno set) on error.
- */
-static inline void *ds_map(const char *path, long *npages)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	struct stat st;
-	void *map;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return MAP_FAILED;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return MAP_FAILED;
-	}
-	*npages = (st.st_size + pg - 1) / pg;
-	map = *npages ? mmap(NULL, *npages * pg, PROT_READ, MAP_SHARED, fd, 0) : NULL;
-	close(fd);
-	return map;
-}
-
-/*
- * Count the file's pages per node, by mapping it, touching every page (the
- * pages are cached: no I/O) and asking move_pages(2) with nodes = NULL.
- * nodes[] gets counts for nodes 0..maxnode-1; returns pages counted or -errno.
+ * The file's cached pages per node (move_pages(2) with nodes = NULL on the
+ * pages mincore(2) says are cached: no I/O) by ctl/lib/residency.c, the one
+ * implementation tandemctl and bench/steer use too. nodes[] gets counts for
+ * nodes 0..maxnode-1; returns the pages counted there, or -errno.
  */
 static inline long ds_page_nodes(const char *path, long *nodes, int maxnode)
 {
-	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n = 0;
-	volatile const char *map;
-	void **pages;
-	int *status;
+	struct residency r = { 0 };
+	long count = 0;
+	int err = residency_file(path, RESIDENCY_NODES, -1, &r);
 
 	memset(nodes, 0, sizeof(*nodes) * maxnode);
-	map = ds_map(path, &n);
-	if (map == MAP_FAILED)
-		return -errno;
-	pages = calloc(n + 1, sizeof(*pages));
-	status = calloc(n + 1, sizeof(*status));
-	for (i = 0; i < n; i++) {
-		(void)map[i * pg];
-		pages[i] = (void *)(map + i * pg);
+	if (err)
+		return err;
+	for (int i = 0; i < maxnode && i < RESIDENCY_MAX_NODES; i++) {
+		nodes[i] = r.nodes[i];
+		count += r.nodes[i];
 	}
-	if (n && syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) == 0)
-		for (i = 0; i < n; i++)
-			if (status[i] >= 0 && status[i] < maxnode) {
-				nodes[status[i]]++;
-				count++;
-			}
-	free(pages);
-	free(status);
-	if (n)
-		munmap((void *)map, n * pg);
 	return count;
 }
 
 /* pages of path in the page cache, by mincore(2): nothing is faulted in */
 static inline long ds_resident_pages(const char *path)
 {
-	long pg = sysconf(_SC_PAGESIZE), count = 0, i, n = 0;
-	unsigned char *vec;
-	void *map;
+	struct residency r = { 0 };
+	int err = residency_file(path, RESIDENCY_CACHED, -1, &r);
 
-	map = ds_map(path, &n);
-	if (map == MAP_FAILED)
-		return -errno;
-	vec = calloc(n + 1, 1);
-	if (n && mincore(map, n * pg, vec) == 0)
-		for (i = 0; i < n; i++)
-			count += vec[i] & 1;
-	free(vec);
-	if (n)
-		munmap(map, n * pg);
-	return count;
+	return err ? err : r.cached;
 }
 
 /* "Node N FilePages:" of /sys/devices/system/node/nodeN/meminfo, in kB */

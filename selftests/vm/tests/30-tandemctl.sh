@@ -5,7 +5,7 @@
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 D=/mnt/data/cli
-ksft_plan 28
+ksft_plan 33
 
 rmmod tandem 2>/dev/null
 out=$(tandemctl status)
@@ -27,6 +27,19 @@ ksft_check "list -j" sh -c "tandemctl -j dataset list | grep -q '\"name\":\"trai
 ksft_expect_eq "show lists the files" "$(tandemctl dataset show train | grep -c "^  $D/")" 3
 ksft_check "show -j by id" sh -c "tandemctl -j dataset show 1 | grep -q '\"path\":\"$D/sub/y\"'"
 ksft_check "status -j names node 1" sh -c "tandemctl -j status | grep -q '\"cxl_node\":1,'"
+
+# every verb that changes something says so: one line, or one JSON document
+# with -j (Documentation/tandemctl.md, "Conventions"); knobs take rates
+JQ=/usr/bin/jq
+ksft_expect_eq "config set prints what it set" "$(tandemctl config set steer on)" "set steer yes"
+ksft_expect_eq "config set -j: one document" \
+	"$(tandemctl -j config set steer on | $JQ -s 'length == 1 and .[0].steer == true')" true
+tandemctl config set prefetch_kbps 50M >/dev/null
+ksft_expect_eq "a rate for a KiB/s knob is converted: 50M = 51200 KiB/s (sysfs)" \
+	"$(cat /sys/kernel/tandem/prefetch_kbps)" 51200
+tandemctl config set prefetch_kbps 0 >/dev/null
+ksft_expect_eq "steer --no-wait -j: one document" \
+	"$(tandemctl -j steer --no-wait train | $JQ -s 'length == 1 and .[0].id == 1')" true
 
 # expect_err NAME WANT CMD...: fails, stderr contains WANT
 expect_err() {
@@ -51,10 +64,10 @@ ksft_check "per-command help" sh -c "tandemctl dataset add --help 2>&1 | grep -q
 
 # the mount is pinned while registered, free again after del
 ksft_check "umount refused while a dataset pins it" sh -c "! umount /mnt/data 2>/dev/null"
-tandemctl dataset del train
+ksft_expect_eq "dataset del prints one line" "$(tandemctl dataset del train)" "dataset 1 unregistered"
 if umount /mnt/data; then
 	ksft_pass "umount allowed after del"
-	mount -t ext4 /dev/vda /mnt/data
+	mount -t "${DATA_FS:-ext4}" /dev/vda /mnt/data
 else
 	ksft_fail "umount allowed after del"
 fi

@@ -1,0 +1,577 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's socket and event loop: one epoll over the listening socket, a
+ * signalfd, every connection and the pidfds of running instances. One
+ * request per connection; a REGISTER that is held keeps its connection open
+ * until the agent pushes RELEASE or CANCEL, or the task goes away.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+enum src_kind { SRC_LISTEN, SRC_SIGNAL, SRC_CONN, SRC_PID };
+
+/* epoll's data.ptr points at one of these, first member of its owner */
+struct src {
+	enum src_kind kind;
+};
+
+struct tandem_agent_conn {
+	struct src src;
+	struct tandem_agent_conn *next;
+	int fd;
+	struct ucred peer;
+	uint64_t t_accept;
+	char *in;			/* request bytes until the LF; NULL after */
+	size_t in_len;
+	char *out;			/* replies not yet written */
+	size_t out_len, out_off;
+	int final;			/* close once out is written */
+	struct tandem_agent_inst *inst;	/* held instance */
+};
+
+struct pid_src {
+	struct src src;
+	struct tandem_agent_inst *inst;
+};
+
+static const struct src listen_src = { SRC_LISTEN }, signal_src = { SRC_SIGNAL };
+
+const char *const tandem_agent_err_codes[8] = {
+	"proto", "version", "verb", "arg", "perm", "notfound", "busy", "timeout",
+};
+
+uint64_t tandem_agent_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void tandem_agent_opts_default(struct tandem_agent_opts *o)
+{
+	*o = (struct tandem_agent_opts){
+		.socket_path = TANDEM_AGENT_SOCKET,
+		.max_hold_s = 3600,
+		.max_conns = 4096,
+		.request_timeout_ms = 2000,
+	};
+}
+
+void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, ...)
+{
+	uint64_t now = tandem_agent_now_ms();
+	va_list ap;
+
+	if (!a->log)
+		return;
+	fprintf(a->log, "ts=%llu.%03llu ev=%s ", (unsigned long long)(now / 1000),
+		(unsigned long long)(now % 1000), ev);
+	va_start(ap, fmt);
+	vfprintf(a->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', a->log);
+	fflush(a->log);
+}
+
+static int ep_mod(struct tandem_agent *a, int op, int fd, uint32_t events, const void *src)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = (void *)src };
+
+	return epoll_ctl(a->epfd, op, fd, &ev) ? -errno : 0;
+}
+
+void tandem_agent_conn_close(struct tandem_agent *a, struct tandem_agent_conn *c)
+{
+	struct tandem_agent_conn **pp;
+
+	for (pp = &a->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	if (c->inst)
+		c->inst->conn = NULL;
+	epoll_ctl(a->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->in);
+	free(c->out);
+	free(c);
+	a->nconns--;
+}
+
+void tandem_agent_conn_attach(struct tandem_agent_conn *c, struct tandem_agent_inst *in)
+{
+	c->inst = in;
+}
+
+void tandem_agent_conn_detach(struct tandem_agent_conn *c)
+{
+	if (c->inst)
+		c->inst->conn = NULL;
+	c->inst = NULL;
+}
+
+/* write what is queued; 1 when the connection was closed */
+static int conn_flush(struct tandem_agent *a, struct tandem_agent_conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			ep_mod(a, EPOLL_CTL_MOD, c->fd, EPOLLOUT | EPOLLRDHUP, &c->src);
+			return 0;
+		}
+		if (n <= 0) {
+			if (c->inst)
+				tandem_agent_inst_left(a, c->inst);
+			tandem_agent_conn_close(a, c);
+			return 1;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	if (c->final) {
+		tandem_agent_conn_close(a, c);
+		return 1;
+	}
+	ep_mod(a, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLRDHUP, &c->src);
+	return 0;
+}
+
+static int conn_queue(struct tandem_agent_conn *c, const char *buf, size_t n)
+{
+	char *p = realloc(c->out, c->out_len + n);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p + c->out_len, buf, n);
+	c->out = p;
+	c->out_len += n;
+	return 0;
+}
+
+/*
+ * Queue one message; final: close after it. Nothing is written here: the
+ * event loop writes (EPOLLOUT), so a failed write never re-enters state.c
+ * in the middle of a request.
+ */
+int tandem_agent_send(struct tandem_agent *a, struct tandem_agent_conn *c,
+		      const struct tandem_agent_msg *m, int final)
+{
+	char line[TANDEM_AGENT_LINE_MAX];
+	int n = tandem_agent_format(m, line, sizeof(line));
+
+	if (n < 0) {
+		tandem_agent_log(a, "internal", "what=format verb=%s err=%d",
+				 tandem_agent_verb_name(m->verb), n);
+		return n;
+	}
+	if (conn_queue(c, line, (size_t)n))
+		return -ENOMEM;
+	if (final)
+		c->final = 1;
+	/* a closing connection no longer listens for input */
+	ep_mod(a, EPOLL_CTL_MOD, c->fd, c->final ? EPOLLOUT : EPOLLOUT | EPOLLRDHUP, &c->src);
+	return 0;
+}
+
+void tandem_agent_send_err(struct tandem_agent *a, struct tandem_agent_conn *c,
+			   const char *code, const char *fmt, ...)
+{
+	struct tandem_agent_msg m = { .verb = TANDEM_REP_ERR,
+				      .have = 1u << TANDEM_F_CODE | 1u << TANDEM_F_MSG };
+	va_list ap;
+
+	for (int i = 0; i < 8; i++)
+		if (!strcmp(tandem_agent_err_codes[i], code))
+			a->proto_errors[i]++;
+	a->metrics_dirty = 1;
+	snprintf(m.code, sizeof(m.code), "%s", code);
+	va_start(ap, fmt);
+	vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
+	va_end(ap);
+	tandem_agent_log(a, "error", "code=%s pid=%d uid=%u msg=\"%s\"", code,
+			 (int)c->peer.pid, (unsigned int)c->peer.uid, m.msg);
+	tandem_agent_send(a, c, &m, 1);
+}
+
+static void conn_request(struct tandem_agent *a, struct tandem_agent_conn *c, size_t len)
+{
+	struct tandem_agent_msg *m = malloc(sizeof(*m));
+	const char *code;
+	char err[256];
+	int ret;
+
+	if (!m) {
+		tandem_agent_conn_close(a, c);
+		return;
+	}
+	ret = tandem_agent_parse(c->in, len, 0, m, err, sizeof(err), &code);
+	/* one request per connection: from now on EPOLLIN means "peer closed" */
+	free(c->in);
+	c->in = NULL;
+	if (ret)
+		tandem_agent_send_err(a, c, code, "%s", err);
+	else
+		tandem_agent_request(a, c, m, c->peer.uid, c->peer.pid);
+	free(m);
+}
+
+/* bytes on a connection that has not sent its request yet */
+static void conn_read(struct tandem_agent *a, struct tandem_agent_conn *c)
+{
+	char *lf;
+	ssize_t n;
+
+	if (!c->in) {
+		/* one request per connection: a held task never writes again */
+		if (c->inst)
+			tandem_agent_inst_left(a, c->inst);
+		tandem_agent_conn_close(a, c);
+		return;
+	}
+	n = recv(c->fd, c->in + c->in_len, TANDEM_AGENT_LINE_MAX - c->in_len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		tandem_agent_conn_close(a, c);
+		return;
+	}
+	lf = memchr(c->in + c->in_len, '\n', (size_t)n);
+	c->in_len += (size_t)n;
+	if (!lf) {
+		if (c->in_len >= TANDEM_AGENT_LINE_MAX)
+			tandem_agent_send_err(a, c, "proto", "message longer than %d bytes",
+					      TANDEM_AGENT_LINE_MAX - 1);
+		return;
+	}
+	/* stop reading requests; EPOLLIN now means the peer closed */
+	conn_request(a, c, (size_t)(lf - c->in));
+}
+
+static void conn_event(struct tandem_agent *a, struct tandem_agent_conn *c, uint32_t ev)
+{
+	if (ev & EPOLLOUT) {
+		if (conn_flush(a, c))
+			return;
+	}
+	if (c->final) {
+		if (ev & (EPOLLHUP | EPOLLERR))
+			tandem_agent_conn_close(a, c);
+		return;
+	}
+	if (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		conn_read(a, c);
+}
+
+static void accept_one(struct tandem_agent *a)
+{
+	struct tandem_agent_conn *c;
+	socklen_t sl = sizeof(struct ucred);
+	int fd = accept4(a->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->in = malloc(TANDEM_AGENT_LINE_MAX)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &sl)) {
+		if (c)
+			free(c->in);
+		free(c);
+		close(fd);
+		return;
+	}
+	c->src.kind = SRC_CONN;
+	c->fd = fd;
+	c->t_accept = tandem_agent_now_ms();
+	c->next = a->conns;
+	a->conns = c;
+	a->nconns++;
+	if (ep_mod(a, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, &c->src)) {
+		tandem_agent_conn_close(a, c);
+		return;
+	}
+	if (a->nconns > a->o.max_conns)
+		tandem_agent_send_err(a, c, "busy", "agent has %u connections open", a->nconns - 1);
+}
+
+int tandem_agent_watch_pid(struct tandem_agent *a, struct tandem_agent_inst *in)
+{
+	struct pid_src *ps;
+	int fd;
+
+#ifdef SYS_pidfd_open
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)in->pid, 0);
+#else
+	fd = (int)syscall(434, (pid_t)in->pid, 0);
+#endif
+	if (fd < 0)
+		return errno == ESRCH ? -ESRCH : 0;	/* -ESRCH: gone already */
+	ps = malloc(sizeof(*ps));
+	if (!ps) {
+		close(fd);
+		return 0;
+	}
+	*ps = (struct pid_src){ { SRC_PID }, in };
+	if (ep_mod(a, EPOLL_CTL_ADD, fd, EPOLLIN, ps)) {
+		free(ps);
+		close(fd);
+		return 0;
+	}
+	in->pidfd = fd;
+	in->watch = ps;
+	return 0;
+}
+
+void tandem_agent_unwatch_pid(struct tandem_agent *a, struct tandem_agent_inst *in)
+{
+	if (in->pidfd < 0)
+		return;
+	epoll_ctl(a->epfd, EPOLL_CTL_DEL, in->pidfd, NULL);
+	close(in->pidfd);
+	free(in->watch);
+	in->pidfd = -1;
+	in->watch = NULL;
+}
+
+static void pid_event(struct tandem_agent *a, struct pid_src *ps)
+{
+	struct tandem_agent_inst *in = ps->inst;
+
+	tandem_agent_unwatch_pid(a, in);
+	tandem_agent_inst_exited(a, in);
+}
+
+static void signal_event(struct tandem_agent *a)
+{
+	struct signalfd_siginfo si;
+
+	while (read(a->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			tandem_agent_log(a, "signal", "signo=%u", si.ssi_signo);
+			a->stop = 1;
+		}
+	}
+}
+
+/* a stale socket file is replaced; a live agent on the path is an error */
+static int bind_socket(struct tandem_agent *a)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = a->o.socket_path;
+	int fd, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(path, 0666) || listen(fd, 128)) {
+		err = -errno;
+		close(fd);
+		unlink(path);
+		return err;
+	}
+	a->lfd = fd;
+	return 0;
+}
+
+static int setup_signals(struct tandem_agent *a)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	a->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return a->sigfd < 0 ? -errno : 0;
+}
+
+int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
+		      const struct tandem_agent_policy *policy)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->o = *o;
+	a->policy = policy;
+	a->lfd = a->epfd = a->sigfd = -1;
+	a->next_id = 1;
+	if (o->node)
+		snprintf(a->node, sizeof(a->node), "%s", o->node);
+	else if (gethostname(a->node, sizeof(a->node) - 1))
+		snprintf(a->node, sizeof(a->node), "localhost");
+	if (o->log_path && !strcmp(o->log_path, "-")) {
+		a->log = stderr;
+	} else if (o->log_path) {
+		a->log = fopen(o->log_path, "ae");
+		if (!a->log)
+			return -errno;
+	}
+	a->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (a->epfd < 0) {
+		err = -errno;
+		goto err_log;
+	}
+	err = setup_signals(a);
+	if (err)
+		goto err_epoll;
+	err = bind_socket(a);
+	if (err)
+		goto err_sig;
+	err = ep_mod(a, EPOLL_CTL_ADD, a->lfd, EPOLLIN, &listen_src);
+	if (!err)
+		err = ep_mod(a, EPOLL_CTL_ADD, a->sigfd, EPOLLIN, &signal_src);
+	if (err)
+		goto err_sock;
+	tandem_agent_log(a, "start", "socket=%s policy=%s max_hold=%u node=%s pid=%d",
+			 o->socket_path, policy->name, o->max_hold_s, a->node, (int)getpid());
+	return 0;
+err_sock:
+	close(a->lfd);
+	unlink(o->socket_path);
+err_sig:
+	close(a->sigfd);
+err_epoll:
+	close(a->epfd);
+err_log:
+	if (a->log && a->log != stderr)
+		fclose(a->log);
+	a->log = NULL;
+	return err;
+}
+
+/* requests that did not arrive in time; ms until the next such deadline */
+static int expire_requests(struct tandem_agent *a, uint64_t now)
+{
+	struct tandem_agent_conn *c, *next;
+	int wait = -1;
+
+	for (c = a->conns; c; c = next) {
+		uint64_t due = c->t_accept + a->o.request_timeout_ms;
+
+		next = c->next;
+		if (!c->in || c->final)
+			continue;
+		if (due <= now) {
+			tandem_agent_send_err(a, c, "timeout", "no request within %u ms",
+					      a->o.request_timeout_ms);
+			continue;
+		}
+		if (wait < 0 || due - now < (uint64_t)wait)
+			wait = (int)(due - now);
+	}
+	return wait;
+}
+
+static int next_wait(struct tandem_agent *a)
+{
+	uint64_t now = tandem_agent_now_ms();
+	int w1 = tandem_agent_tick(a, now), w2 = expire_requests(a, now), w3 = -1;
+
+	if (a->metrics_dirty && a->o.metrics_dir) {
+		if (now >= a->metrics_at + 500) {
+			tandem_agent_write_metrics(a);
+			a->metrics_dirty = 0;
+			a->metrics_at = now;
+		} else {
+			w3 = (int)(a->metrics_at + 500 - now);
+		}
+	}
+	if (w1 < 0 || (w2 >= 0 && w2 < w1))
+		w1 = w2;
+	if (w1 < 0 || (w3 >= 0 && w3 < w1))
+		w1 = w3;
+	return w1;
+}
+
+int tandem_agent_run(struct tandem_agent *a)
+{
+	struct epoll_event ev[1];	/* one at a time: a handler may free another source */
+
+	while (!a->stop) {
+		int n = epoll_wait(a->epfd, ev, 1, next_wait(a));
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n && !a->stop; i++) {
+			struct src *s = ev[i].data.ptr;
+
+			if (s->kind == SRC_LISTEN)
+				accept_one(a);
+			else if (s->kind == SRC_SIGNAL)
+				signal_event(a);
+			else if (s->kind == SRC_PID)
+				pid_event(a, (struct pid_src *)s);
+			else
+				conn_event(a, (struct tandem_agent_conn *)s, ev[i].events);
+		}
+	}
+	tandem_agent_release_all(a, "shutdown");
+	/* flush what the released tasks are owed, briefly */
+	for (int i = 0; i < 20 && a->conns; i++) {
+		struct tandem_agent_conn *c, *next;
+
+		for (c = a->conns; c; c = next) {
+			next = c->next;
+			if (!c->out_len)
+				tandem_agent_conn_close(a, c);
+			else
+				conn_flush(a, c);
+		}
+		if (a->conns)
+			usleep(10000);
+	}
+	return 0;
+}
+
+void tandem_agent_fini(struct tandem_agent *a)
+{
+	while (a->conns)
+		tandem_agent_conn_close(a, a->conns);
+	if (a->o.metrics_dir)
+		tandem_agent_write_metrics(a);
+	tandem_agent_state_free(a);
+	if (a->lfd >= 0) {
+		close(a->lfd);
+		unlink(a->o.socket_path);
+	}
+	if (a->sigfd >= 0)
+		close(a->sigfd);
+	if (a->epfd >= 0)
+		close(a->epfd);
+	tandem_agent_log(a, "stop", "pid=%d", (int)getpid());
+	if (a->log && a->log != stderr)
+		fclose(a->log);
+	a->log = NULL;
+}
+

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tandemctl loadgen: the training-job emulator and its dataset generator. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "loadgen/loadgen.h"
+#include "lib/out.h"
+#include "lib/units.h"
+#include "lib/util.h"
+
+static const struct option run_opts[] = {
+	{ "epochs", required_argument, NULL, 'e' },
+	{ "order", required_argument, NULL, 'o' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "queue", required_argument, NULL, 'q' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "compute", required_argument, NULL, 'c' },
+	{ "decode", required_argument, NULL, 'd' },
+	{ "record-size", required_argument, NULL, 'r' },
+	{ "limit", required_argument, NULL, 'l' },
+	{ "verify", no_argument, NULL, 'v' },
+	{ "timeline", required_argument, NULL, 'T' },
+	{ 0 }
+};
+
+static int parse_count(const char *s, uint32_t *out)
+{
+	return parse_u32(s, out) || !*out ? -EINVAL : 0;
+}
+
+static int run_opt(int opt, const char *arg, struct lg_opts *o, uint64_t *rs)
+{
+	switch (opt) {
+	case 'e': return parse_u32(arg, &o->epochs);
+	case 'o':
+		if (strcmp(arg, "shuffle") && strcmp(arg, "seq"))
+			return -EINVAL;
+		o->shuffle = !strcmp(arg, "shuffle");
+		return 0;
+	case 's': return parse_u64(arg, UINT64_MAX, &o->seed);
+	case 't': return parse_count(arg, &o->threads);
+	case 'q': return parse_count(arg, &o->queue);
+	case 'b': return parse_count(arg, &o->batch);
+	case 'c': return units_parse_duration(arg, &o->compute);
+	case 'd': return units_parse_duration(arg, &o->decode);
+	case 'r': return units_parse_bytes(arg, rs);
+	case 'l': return parse_u64(arg, UINT64_MAX, &o->limit);
+	case 'v': o->verify = true; return 0;
+	case 'T': o->timeline = arg; return 0;
+	}
+	return -EINVAL;
+}
+
+static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
+			 const struct lg_result *res)
+{
+	char b[32];
+
+	out_obj_open(NULL);
+	out_str("dataset", "dataset %s: ", ds->dir);
+	out_u64("samples_per_epoch", "%llu samples, ", ds->nsamples);
+	out_u64("dataset_bytes", NULL, ds->bytes);
+	out_text("%s; ", units_fmt_size(ds->bytes, b, sizeof(b)));
+	out_str("order", "order %s", o->shuffle ? "shuffle" : "seq");
+	out_u64("seed", " seed %llu\n", o->seed);
+	out_arr_open("epochs");
+	for (uint32_t e = 0; e < res->epochs; e++) {
+		const struct lg_epoch *ep = &res->ep[e];
+
+		out_obj_open(NULL);
+		out_u64("epoch", "epoch %llu:", e);
+		out_double("start_s", NULL, ep->start);
+		out_double("end_s", NULL, ep->end);
+		out_double("time_s", " %.3f s", ep->end - ep->start);
+		out_u64("bytes", NULL, ep->bytes);
+		out_double("wait_s", ", waited for data %.3f s\n", ep->wait);
+		out_obj_close();
+	}
+	out_arr_close();
+	out_double("total_s", "total %.3f s", res->total);
+	out_u64("bytes", NULL, res->bytes);
+	out_u64("samples", NULL, res->samples);
+	out_double("rate_bps", NULL, res->total > 0 ? res->bytes / res->total : 0);
+	out_text(", %s", units_fmt_rate(res->total > 0 ? res->bytes / res->total : 0,
+					b, sizeof(b)));
+	out_double("wait_s", ", waited for data %.3f s", res->wait);
+	out_u64("verify_errors", o->verify ? ", %llu samples failed verification\n" : "\n",
+		res->verify_errors);
+	out_obj_close();
+}
+
+static int cmd_loadgen_run(int argc, char **argv)
+{
+	struct lg_dataset ds;
+	struct lg_result res;
+	struct lg_opts o;
+	uint64_t rs = 0;
+	int opt, err;
+
+	lg_opts_default(&o);
+	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
+	while ((opt = ctl_getopt(argc, argv, "", run_opts, "loadgen", NULL)) != -1) {
+		if (opt == CTL_EUSAGE)
+			return opt;
+		if (run_opt(opt, optarg, &o, &rs))
+			return ctl_usage_err("loadgen", NULL, "bad value '%s' for --%s", optarg,
+					     opt_name(run_opts, opt));
+	}
+	if (optind != argc - 1)
+		return ctl_usage_err("loadgen", NULL, optind < argc ? "one DIR" : "missing DIR");
+	err = lg_dataset_scan(argv[optind], rs, &ds);
+	if (err) {
+		ctl_err("%s: %s", argv[optind], err == -ENODATA ? "no samples" : strerror(-err));
+		return err;
+	}
+	err = lg_run(&ds, &o, &res);
+	if (err)
+		ctl_err("loadgen: %s", err == -EBADMSG ? "--verify needs a dataset written by "
+			"'loadgen gen'" : strerror(-err));
+	else
+		print_result(&ds, &o, &res);
+	if (!err && res.verify_errors)
+		err = -EBADMSG;
+	lg_result_free(&res);
+	lg_dataset_free(&ds);
+	return err;
+}
+
+static const struct option gen_opts[] = {
+	{ "files", required_argument, NULL, 'n' },
+	{ "size", required_argument, NULL, 's' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ 0 }
+};
+
+/* SIZE[:fixed|uniform|lognormal] */
+static int parse_size_dist(char *arg, struct lg_gen_opts *g)
+{
+	char *colon = strchr(arg, ':');
+
+	if (colon) {
+		*colon = '\0';
+		if (lg_dist_parse(colon + 1, &g->dist))
+			return -EINVAL;
+	}
+	return units_parse_bytes(arg, &g->size) || !g->size ? -EINVAL : 0;
+}
+
+static int cmd_loadgen_gen(int argc, char **argv)
+{
+	struct lg_gen_opts g = { .seed = 1 };
+	uint64_t total;
+	double t0;
+	char b[32];
+	int opt, err = 0;
+
+	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
+	while ((opt = ctl_getopt(argc, argv, "", gen_opts, "loadgen", "gen")) != -1) {
+		if (opt == 'n')
+			err = parse_count(optarg, &g.files);
+		else if (opt == 's')
+			err = parse_size_dist(optarg, &g);
+		else if (opt == 'S')
+			err = parse_u64(optarg, UINT64_MAX, &g.seed);
+		else
+			return opt;	/* CTL_EUSAGE, printed */
+		if (err)
+			return ctl_usage_err("loadgen", "gen", "bad value '%s' for --%s", optarg,
+					     opt_name(gen_opts, opt));
+	}
+	if (optind != argc - 1)
+		return ctl_usage_err("loadgen", "gen", optind < argc ? "one DIR" : "missing DIR");
+	if (!g.files || !g.size)
+		return ctl_usage_err("loadgen", "gen", "--files and --size are required");
+	t0 = now_s();
+	err = lg_gen(argv[optind], &g, &total);
+	if (err) {
+		ctl_err("%s: %s", argv[optind], strerror(-err));
+		return err;
+	}
+	out_obj_open(NULL);
+	out_str("dir", "wrote %s: ", argv[optind]);
+	out_u64("files", "%llu files, ", g.files);
+	out_u64("bytes", NULL, total);
+	out_text("%s", units_fmt_size(total, b, sizeof(b)));
+	out_double("seconds", " in %.2f s (fsync'd)\n", now_s() - t0);
+	out_obj_close();
+	return 0;
+}
+
+TANDEM_CMD(loadgen, "loadgen", NULL, cmd_loadgen_run,
+	   "DIR [--epochs N] [--order shuffle|seq] [--seed S] [--threads T] [--queue Q] "
+	   "[--batch B] [--compute DUR] [--decode DUR] [--record-size SIZE] [--limit N] "
+	   "[--verify] [--timeline CSV]",
+	   "emulate a training job reading DIR (per-batch compute is a sleep)")
+TANDEM_CMD(loadgen_gen, "loadgen", "gen", cmd_loadgen_gen,
+	   "DIR --files N --size SIZE[:fixed|uniform|lognormal] [--seed S]",
+	   "write a synthetic dataset with verifiable content (fsync'd)")

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tandemctl run: release N training instances that read one dataset on the
+ * schedule the makespan model chose (or a given one), and report predicted
+ * against measured makespan.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "cli/cmd.h"
+#include "lib/log.h"
+#include "lib/out.h"
+#include "lib/units.h"
+#include "lib/util.h"
+#include "release/release.h"
+
+struct run_cmd {
+	const char *dataset, *report, *name;
+	uint64_t record_size;
+	bool fail_fast, no_track, no_register;
+	double grace;
+	struct rel_plan_opts plan;
+	char ***cmds;
+	int ncmds;
+};
+
+static const struct option run_opts[] = {
+	{ "dataset", required_argument, NULL, 'd' },
+	{ "stagger", required_argument, NULL, 's' },
+	{ "profile", required_argument, NULL, 'P' },
+	{ "instance", required_argument, NULL, 'i' },
+	{ "rate", required_argument, NULL, 'R' },
+	{ "steer", required_argument, NULL, 'S' },
+	{ "record-size", required_argument, NULL, 'r' },
+	{ "sample", required_argument, NULL, 'a' },
+	{ "min-gain", required_argument, NULL, 'm' },
+	{ "fail-fast", no_argument, NULL, 'f' },
+	{ "grace", required_argument, NULL, 'g' },
+	{ "report", required_argument, NULL, 'o' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "no-track", no_argument, NULL, 'T' },
+	{ "no-register", no_argument, NULL, 'N' },
+	{ "nosteer-fraction", required_argument, NULL, 'F' },
+	{ "steer-dram-fraction", required_argument, NULL, 'D' },
+	{ 0 }
+};
+
+static int run_opt(struct run_cmd *c, int opt, const char *arg)
+{
+	struct model_args *a = &c->plan.args;
+	char err[160];
+	int ret;
+
+	switch (opt) {
+	case 'd': c->dataset = arg; return 0;
+	case 's': c->plan.stagger = arg; return 0;
+	case 'P': c->plan.profile = arg; return 0;
+	case 'i':
+		ret = model_args_add_instance(a, arg, err, sizeof(err));
+		if (ret)
+			return ctl_usage_err("run", NULL, "--instance: %s", err);
+		return 0;
+	case 'R': return model_args_parse_rates(arg, a->rate, MODEL_MAX_INST, &a->nrate);
+	case 'S':
+		if (strcmp(arg, "on") && strcmp(arg, "off"))
+			return -EINVAL;
+		a->steer = !strcmp(arg, "on");
+		return 0;
+	case 'r': return units_parse_bytes(arg, &c->record_size);
+	case 'a': return units_parse_size(arg, &c->plan.cal.sample_bytes);
+	case 'm': return parse_double(arg, &c->plan.min_gain);
+	case 'f': c->fail_fast = true; return 0;
+	case 'g': return units_parse_duration(arg, &c->grace);
+	case 'o': c->report = arg; return 0;
+	case 'n': c->name = arg; return 0;
+	case 'T': c->no_track = true; return 0;
+	case 'N': c->no_register = true; return 0;
+	case 'F': return parse_double(arg, &a->nosteer_frac);
+	case 'D': return parse_double(arg, &a->steer_dram_frac);
+	}
+	return -EINVAL;
+}
+
+static int run_parse(int argc, char **argv, struct run_cmd *c)
+{
+	int opt, ret, dash = -1;
+	char err[160];
+
+	memset(c, 0, sizeof(*c));
+	rel_plan_opts_init(&c->plan);
+	for (int i = 1; i < argc && dash < 0; i++)
+		if (!strcmp(argv[i], "--"))
+			dash = i;
+	if (dash < 0)
+		return ctl_usage_err("run", NULL, "give the instances' commands after '--', "
+				     "separated by ':::'");
+	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
+	while ((opt = ctl_getopt(dash, argv, "", run_opts, "run", NULL)) != -1) {
+		if (opt == CTL_EUSAGE)
+			return opt;
+		ret = run_opt(c, opt, optarg);
+		if (ret == CTL_EUSAGE)
+			return ret;
+		if (ret)
+			return ctl_usage_err("run", NULL, "bad value '%s' for --%s", optarg,
+					     opt_name(run_opts, opt));
+	}
+	if (optind != dash)
+		return ctl_usage_err("run", NULL, "unexpected argument '%s' before '--'",
+				     argv[optind]);
+	if (!c->dataset)
+		return ctl_usage_err("run", NULL, "--dataset is required");
+	if (rel_split_commands(argc - dash - 1, argv + dash + 1, &c->cmds, &c->ncmds) ||
+	    !c->ncmds || c->ncmds > REL_MAX_INST)
+		return ctl_usage_err("run", NULL, "commands after '--' must be separated by "
+				     "':::' and not empty (at most %d)", REL_MAX_INST);
+	c->plan.dataset_dir = c->dataset;
+	c->plan.n = c->ncmds;
+	if (rel_plan_opts_check(&c->plan, err, sizeof(err)))
+		return ctl_usage_err("run", NULL, "%s", err);
+	return 0;
+}
+
+/*
+ * Whether tandem.ko will steer the dataset's pages to a CXL node: it is
+ * loaded with steering on and a CXL node, and run registers the dataset.
+ * That decides the cache the model gets, unless --steer.
+ */
+static bool module_steers(const struct run_cmd *c, struct tnl *nl)
+{
+	struct tmod_stats s;
+
+	return !c->no_register && nl && !tmod_stats_get(nl, &s) && tmod_steers(&s);
+}
+
+/* The run itself: instances, hooks, the engine; then the report. */
+static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_plan *plan,
+			 struct tnl *nl)
+{
+	struct rel_module mod = { .nl = nl };
+	struct rel_tracker trk = { 0 };
+	struct rel_report rep = {
+		.run = r, .plan = plan,
+		.module = c->no_register ? NULL : &mod, .tracker = c->no_track ? NULL : &trk,
+	};
+	int err, ret;
+
+	for (int i = 0; i < r->n; i++)
+		r->inst[i].argv = c->cmds[i];
+	rel_plan_apply(plan, r);
+	r->fail_fast = c->fail_fast;
+	r->grace = c->grace;
+	if (!c->no_register)
+		rel_hook_add(r, &rel_module_ops, &mod);
+	if (!c->no_track)
+		rel_hook_add(r, &rel_tracker_ops, &trk);
+	fflush(stdout);		/* nothing buffered may be written twice by a child */
+	err = rel_run(r);
+	rel_report_print(&rep);
+	if (c->report && (ret = rel_report_save(&rep, c->report)))
+		ctl_err("%s: %s", c->report, strerror(-ret));
+	return err;
+}
+
+int cmd_run_start(int argc, char **argv)
+{
+	char name[TANDEM_NAME_MAX];
+	struct rel_plan plan = { 0 };
+	struct rel_run r = { 0 };
+	struct tnl *nl = NULL;
+	struct lg_dataset ds;
+	struct run_cmd c;
+	int err;
+
+	err = run_parse(argc, argv, &c);
+	if (err)
+		goto free_cmds;
+	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
+	if (err) {
+		ctl_err("%s: %s", c.dataset, err == -ENODATA ? "no files" : strerror(-err));
+		goto free_cmds;
+	}
+	if (!c.no_register && tnl_open(&nl, true))
+		nl = NULL;	/* tandem.ko not loaded: run without it */
+	c.plan.module_steers = module_steers(&c, nl);
+	r.n = c.ncmds;
+	r.inst = calloc(r.n, sizeof(*r.inst));
+	err = r.inst ? rel_plan_make(&c.plan, &ds, &plan) : -ENOMEM;
+	if (err)
+		goto free_run;
+	dataset_name_make(c.name, c.dataset, name, sizeof(name));
+	r.ds = (struct rel_dataset){ .name = name, .dir = c.dataset, .files = &ds };
+	err = run_instances(&c, &r, &plan, nl);
+	if (err == -ECHILD)
+		ctl_err("%d instance(s) failed, %d not started", r.nfailed, r.nskipped);
+	else if (err == -EINTR)
+		ctl_err("interrupted by signal %d", r.interrupted);
+	else if (err)
+		ctl_err("run: %s", strerror(-err));
+free_run:
+	rel_plan_free(&plan);
+	free(r.inst);
+	tnl_close(nl);
+	lg_dataset_free(&ds);
+free_cmds:
+	rel_free_commands(c.cmds, c.ncmds);
+	return err;
+}
+
+TANDEM_CMD(run, "run", NULL, cmd_run_start,
+	   "--dataset DIR [--stagger auto|SECONDS[,SECONDS...]|progress:FRACTION] "
+	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
+	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
+	   "[--steer on|off] [--nosteer-fraction F] [--steer-dram-fraction F] "
+	   "[--record-size S] [--sample SIZE] [--min-gain F] -- CMD_A ::: CMD_B [::: ...]",
+	   "release training instances on the best stagger; report predicted vs measured")

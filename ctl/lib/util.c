@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/util.h"
+
+int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_s64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	long long v;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	int err = parse_u64(s, UINT32_MAX, &v);
+
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
+}
+
+int parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || !isfinite(v))
+		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+bool is_help(const char *s)
+{
+	return s && (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help"));
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	unsigned int u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}

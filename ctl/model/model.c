@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Makespan model: an event-driven fluid simulation over dataset extents.
+ *
+ * Each instance is a two-stage pipeline, as a data loader is: a reader that
+ * walks the instance's order of extents, and a consumer (the training step)
+ * that eats bytes at the compute-bound rate R_i. The reader may run ahead of
+ * the consumer by the prefetch window; a resident extent passes at once (a
+ * hit), a missing one is loaded from storage (a miss), and an extent another
+ * instance is loading is waited for without a second read (a join, as two
+ * readers of one file share one disk read through the page cache). Loads in
+ * flight split B(k) equally, which is the max-min fair share when every
+ * stream wants more than it gets; consumers with preprocessing cost split
+ * the CPUs max-min fairly. A loaded extent enters the cache, which evicts
+ * (LRU or random) beyond its capacity C.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+#define MODEL_DEFAULT_EXTENTS	512
+#define NONE			UINT32_MAX
+
+enum { ST_WAIT, ST_RUN, ST_DONE };
+
+struct inst_state {
+	int state;
+	uint64_t total;		/* extents to consume: epochs * K */
+	uint64_t rpos;		/* extents handed to the consumer */
+	double cpos;		/* bytes consumed */
+	uint32_t wait;		/* extent being loaded for us, or NONE */
+	uint32_t perm_epoch;	/* epoch whose order is in perm */
+	uint32_t *perm;		/* order of the current epoch (K) */
+	double window;		/* effective prefetch window, bytes */
+	bool cpu_bound;		/* shares the preprocessing CPUs */
+	double rate;		/* consumer rate until the next event */
+};
+
+struct model {
+	struct model_sys sys;
+	struct model_inst inst[MODEL_MAX_INST];
+	int n;
+	uint32_t K;
+	double s;		/* extent size, bytes */
+	uint32_t cap;		/* extents the cache holds */
+	bool cpu_model;		/* some instance shares preprocessing CPUs */
+	double eps;		/* bytes treated as zero */
+	/* simulation scratch, reused across evaluations */
+	uint8_t *resident;	/* RES_*, 0 = not resident */
+	uint32_t *prev, *next;	/* LRU list (2Q: both lists), head = most recent */
+	uint32_t head, tail;	/* LRU list, 2Q inactive list */
+	uint32_t ahead, atail;	/* 2Q active list */
+	uint32_t nact;		/* 2Q: extents on the active list */
+	uint32_t *rlist, *rslot;	/* random eviction: resident set */
+	uint32_t nres;
+	double *flow_rem;	/* remaining bytes of a load, < 0: none */
+	uint32_t flows[MODEL_MAX_INST];
+	int nflows;
+	uint64_t rng;
+	uint32_t *permbuf;
+	struct inst_state st[MODEL_MAX_INST];
+};
+
+static inline double min2(double a, double b)
+{
+	return b < a ? b : a;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void shuffle(uint32_t *p, uint32_t k, uint64_t seed, uint32_t epoch)
+{
+	uint64_t x = seed * 0x100000001b3ULL ^ ((uint64_t)epoch << 32 | 0x5eed);
+
+	for (uint32_t i = 0; i < k; i++)
+		p[i] = i;
+	for (uint32_t i = k; i > 1; i--) {
+		uint32_t j = splitmix64(&x) % i;
+		uint32_t t = p[i - 1];
+
+		p[i - 1] = p[j];
+		p[j] = t;
+	}
+}
+
+double model_bw(const struct model_sys *sys, int k)
+{
+	if (k <= 0 || sys->nbw <= 0)
+		return 0;
+	return sys->bw[(k < sys->nbw ? k : sys->nbw) - 1];
+}
+
+static const char *const order_names[] = {
+	[MODEL_ORDER_INDEP] = "indep",
+	[MODEL_ORDER_SAME] = "same",
+	[MODEL_ORDER_SEQ] = "seq",
+};
+
+const char *model_order_name(enum model_order o)
+{
+	return o <= MODEL_ORDER_SEQ ? order_names[o] : "?";
+}
+
+int model_order_parse(const char *s, enum model_order *o)
+{
+	for (int i = 0; i <= MODEL_ORDER_SEQ; i++) {
+		if (!strcmp(s, order_names[i])) {
+			*o = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *model_evict_name(enum model_evict e)
+{
+	return e == MODEL_EVICT_LRU ? "lru" : e == MODEL_EVICT_2Q ? "2q" : "random";
+}
+
+int model_evict_parse(const char *s, enum model_evict *e)
+{
+	if (!strcmp(s, "lru"))
+		*e = MODEL_EVICT_LRU;
+	else if (!strcmp(s, "random"))
+		*e = MODEL_EVICT_RANDOM;
+	else if (!strcmp(s, "2q"))
+		*e = MODEL_EVICT_2Q;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int check_input(const struct model_sys *sys, const struct model_inst *inst,
+		       int n, char *err, size_t errlen)
+{
+	if (n < 1 || n > MODEL_MAX_INST)
+		return snprintf(err, errlen, "need 1 to %d instances", MODEL_MAX_INST), -EINVAL;
+	if (!(sys->dataset > 0) || !isfinite(sys->dataset))
+		return snprintf(err, errlen, "dataset size must be > 0"), -EINVAL;
+	if (!(sys->cache >= 0) || sys->nbw < 1 || sys->nbw > MODEL_MAX_BW)
+		return snprintf(err, errlen, "need a cache size >= 0 and B(1)"), -EINVAL;
+	for (int k = 0; k < sys->nbw; k++)
+		if (!(sys->bw[k] > 0) || !isfinite(sys->bw[k]))
+			return snprintf(err, errlen, "B(%d) must be > 0", k + 1), -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (!(inst[i].rate > 0) || !isfinite(inst[i].rate))
+			return snprintf(err, errlen, "instance %d: rate must be > 0", i), -EINVAL;
+		if (inst[i].cpu_per_byte < 0 || inst[i].window < 0 || inst[i].mem < 0 ||
+		    inst[i].order > MODEL_ORDER_SEQ)
+			return snprintf(err, errlen, "instance %d: bad parameter", i), -EINVAL;
+	}
+	return 0;
+}
+
+static int alloc_scratch(struct model *m)
+{
+	uint32_t K = m->K;
+
+	m->resident = calloc(K, 1);
+	m->prev = calloc(K, sizeof(uint32_t));
+	m->next = calloc(K, sizeof(uint32_t));
+	m->rlist = calloc(K, sizeof(uint32_t));
+	m->rslot = calloc(K, sizeof(uint32_t));
+	m->flow_rem = calloc(K, sizeof(double));
+	m->permbuf = calloc((size_t)K * m->n, sizeof(uint32_t));
+	if (!m->resident || !m->prev || !m->next || !m->rlist || !m->rslot ||
+	    !m->flow_rem || !m->permbuf)
+		return -ENOMEM;
+	for (int i = 0; i < m->n; i++)
+		m->st[i].perm = m->permbuf + (size_t)K * i;
+	return 0;
+}
+
+int model_new(const struct model_sys *sys, const struct model_inst *inst,
+	      int n, struct model **out, char *err, size_t errlen)
+{
+	struct model *m;
+	double mem = 0, room;
+	int ret;
+
+	ret = check_input(sys, inst, n, err, errlen);
+	if (ret)
+		return ret;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->sys = *sys;
+	memcpy(m->inst, inst, n * sizeof(*inst));
+	m->n = n;
+	m->K = sys->extents ? sys->extents : MODEL_DEFAULT_EXTENTS;
+	m->s = sys->dataset / m->K;
+	m->eps = m->s * 1e-9;
+	for (int i = 0; i < n; i++)
+		mem += inst[i].mem;
+	/* the jobs' own memory is taken from what the page cache can keep */
+	room = sys->cache - mem;
+	m->cap = room <= 0 ? 0 : (uint32_t)fmin(floor(room / m->s + 1e-9), m->K);
+	ret = alloc_scratch(m);
+	if (ret) {
+		model_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+void model_free(struct model *m)
+{
+	if (!m)
+		return;
+	free(m->resident);
+	free(m->prev);
+	free(m->next);
+	free(m->rlist);
+	free(m->rslot);
+	free(m->flow_rem);
+	free(m->permbuf);
+	free(m);
+}
+
+uint32_t model_extents(const struct model *m)
+{
+	return m->K;
+}
+
+uint32_t model_cache_extents(const struct model *m)
+{
+	return m->cap;
+}
+
+const struct model_inst *model_inst_of(const struct model *m, int i)
+{
+	return &m->inst[i];
+}
+
+int model_ninst(const struct model *m)
+{
+	return m->n;
+}
+
+const struct model_sys *model_sys_of(const struct model *m)
+{
+	return &m->sys;
+}
+
+/* ---- the cache ---- */
+
+enum { RES_NONE, RES_INACTIVE, RES_REFERENCED, RES_ACTIVE };
+
+static void list_unlink(struct model *m, uint32_t *head, uint32_t *tail, uint32_t c)
+{
+	if (m->prev[c] != NONE)
+		m->next[m->prev[c]] = m->next[c];
+	else
+		*head = m->next[c];
+	if (m->next[c] != NONE)
+		m->prev[m->next[c]] = m->prev[c];
+	else
+		*tail = m->prev[c];
+}
+
+static void list_push(struct model *m, uint32_t *head, uint32_t *tail, uint32_t c)
+{
+	m->prev[c] = NONE;
+	m->next[c] = *head;
+	if (*head != NONE)
+		m->prev[*head] = c;
+	else
+		*tail = c;
+	*head = c;
+}
+
+/* 2Q: a second access while inactive activates (folio_mark_accessed()) */
+static void touch_2q(struct model *m, uint32_t c)
+{
+	if (m->resident[c] == RES_INACTIVE) {
+		m->resident[c] = RES_REFERENCED;
+	} else if (m->resident[c] == RES_REFERENCED) {
+		list_unlink(m, &m->head, &m->tail, c);
+		list_push(m, &m->ahead, &m->atail, c);
+		m->resident[c] = RES_ACTIVE;
+		m->nact++;
+	}
+}
+
+static void cache_touch(struct model *m, uint32_t c)
+{
+	if (m->sys.evict == MODEL_EVICT_2Q) {
+		touch_2q(m, c);
+	} else if (m->sys.evict == MODEL_EVICT_LRU && m->head != c) {
+		list_unlink(m, &m->head, &m->tail, c);
+		list_push(m, &m->head, &m->tail, c);
+	}
+}
+
+/* 2Q: deactivate while the active list is the longer, then the inactive tail */
+static uint32_t evict_2q(struct model *m)
+{
+	uint32_t c;
+
+	while (m->nact > m->nres - m->nact || m->head == NONE) {
+		c = m->atail;
+		list_unlink(m, &m->ahead, &m->atail, c);
+		list_push(m, &m->head, &m->tail, c);
+		m->resident[c] = RES_INACTIVE;
+		m->nact--;
+	}
+	c = m->tail;
+	list_unlink(m, &m->head, &m->tail, c);
+	return c;
+}
+
+static void cache_evict_one(struct model *m)
+{
+	uint32_t c;
+
+	if (m->sys.evict == MODEL_EVICT_2Q) {
+		c = evict_2q(m);
+	} else if (m->sys.evict == MODEL_EVICT_LRU) {
+		c = m->tail;
+		list_unlink(m, &m->head, &m->tail, c);
+	} else {
+		uint32_t slot = splitmix64(&m->rng) % m->nres;
+
+		c = m->rlist[slot];
+		m->rlist[slot] = m->rlist[m->nres - 1];
+		m->rslot[m->rlist[slot]] = slot;
+	}
+	m->resident[c] = RES_NONE;
+	m->nres--;
+}
+
+static void cache_insert(struct model *m, uint32_t c)
+{
+	if (!m->cap || m->resident[c])
+		return;
+	if (m->nres >= m->cap)
+		cache_evict_one(m);
+	/* 2Q: the read that loaded it was its first access */
+	m->resident[c] = m->sys.evict == MODEL_EVICT_2Q ? RES_REFERENCED : RES_INACTIVE;
+	if (m->sys.evict == MODEL_EVICT_RANDOM) {
+		m->rslot[c] = m->nres;
+		m->rlist[m->nres] = c;
+	} else {
+		list_push(m, &m->head, &m->tail, c);
+	}
+	m->nres++;
+}
+
+static void cache_reset(struct model *m)
+{
+	memset(m->resident, 0, m->K);
+	m->head = m->tail = m->ahead = m->atail = NONE;
+	m->nres = m->nact = 0;
+	m->rng = 0x7a4de3;
+	if (m->sys.warm)
+		for (uint32_t c = 0; c < m->K && c < m->cap; c++)
+			cache_insert(m, c);
+}
+
+/* ---- instances ---- */
+
+static uint32_t extent_at(struct model *m, int i, uint64_t q)
+{
+	struct inst_state *st = &m->st[i];
+	const struct model_inst *in = &m->inst[i];
+	uint32_t epoch = q / m->K;
+
+	if (in->order == MODEL_ORDER_SEQ)
+		return q % m->K;
+	if (st->perm_epoch != epoch) {
+		shuffle(st->perm, m->K, in->order == MODEL_ORDER_SAME ?
+			m->sys.same_seed : in->seed, epoch);
+		st->perm_epoch = epoch;
+	}
+	return st->perm[q % m->K];
+}
+
+/* Let instance i's reader run ahead as far as its window and the cache allow. */
+static void reader_advance(struct model *m, int i, struct model_result *res)
+{
+	struct inst_state *st = &m->st[i];
+	struct model_inst_result *r = &res->inst[i];
+
+	if (st->state != ST_RUN || st->wait != NONE)
+		return;
+	while (st->rpos < st->total &&
+	       (st->rpos + 1) * m->s - st->cpos <= st->window + m->eps) {
+		uint32_t c = extent_at(m, i, st->rpos);
+
+		if (m->resident[c]) {
+			cache_touch(m, c);
+			r->hit_bytes += m->s;
+			st->rpos++;
+			continue;
+		}
+		st->wait = c;
+		if (m->flow_rem[c] >= 0) {
+			r->join_bytes += m->s;
+		} else {
+			m->flow_rem[c] = m->s;
+			m->flows[m->nflows++] = c;
+			r->miss_bytes += m->s;
+		}
+		return;
+	}
+}
+
+static void flow_complete(struct model *m, int f, struct model_result *res)
+{
+	uint32_t c = m->flows[f];
+
+	m->flows[f] = m->flows[--m->nflows];
+	m->flow_rem[c] = -1;
+	res->storage_bytes += m->s;
+	cache_insert(m, c);
+	for (int i = 0; i < m->n; i++) {
+		if (m->st[i].wait == c) {
+			m->st[i].wait = NONE;
+			m->st[i].rpos++;
+		}
+	}
+}
+
+/* Consumer rates: R_i, or less where preprocessing CPUs are the bottleneck. */
+static void consumer_rates(struct model *m)
+{
+	double cpu_left = m->sys.ncpu, demand[MODEL_MAX_INST];
+	int i, left = 0;
+
+	for (i = 0; i < m->n; i++) {
+		struct inst_state *st = &m->st[i];
+		bool busy = st->state == ST_RUN && st->rpos * m->s - st->cpos > m->eps;
+
+		st->rate = busy ? m->inst[i].rate : 0;
+		demand[i] = 0;
+		if (busy && m->sys.ncpu > 0 && m->inst[i].cpu_per_byte > 0) {
+			demand[i] = st->rate * m->inst[i].cpu_per_byte;
+			left++;
+		}
+	}
+	/* water-filling: satisfy the smallest demands, split the rest */
+	while (left > 0) {
+		double share = cpu_left / left;
+		bool fixed = false;
+
+		for (i = 0; i < m->n; i++) {
+			if (demand[i] > 0 && demand[i] <= share) {
+				cpu_left -= demand[i];
+				demand[i] = 0;
+				left--;
+				fixed = true;
+			}
+		}
+		if (fixed)
+			continue;
+		for (i = 0; i < m->n; i++)
+			if (demand[i] > 0)
+				m->st[i].rate = share / m->inst[i].cpu_per_byte;
+		break;
+	}
+}
+
+/*
+ * Time to instance i's next event at its current rate; INFINITY if none.
+ * A reader held by its window only needs an event when the window opens
+ * on an extent that must be loaded: resident extents are passed at the
+ * next event anyway (at the latest when the consumer drains what it has),
+ * which saves most events of a cache-bound phase.
+ */
+static double inst_next(struct model *m, int i)
+{
+	struct inst_state *st = &m->st[i];
+	double dt = INFINITY, thr;
+
+	if (st->state != ST_RUN || st->rate <= 0)
+		return dt;
+	/*
+	 * Running dry while a load for us is in flight needs no event
+	 * (advance() stops the consumer at what it has; the load's end is an
+	 * event) unless it is the end or frees CPU for others.
+	 */
+	if (st->wait == NONE || st->rpos == st->total || st->cpu_bound)
+		dt = (st->rpos * m->s - st->cpos) / st->rate;
+	if (st->wait != NONE || st->rpos >= st->total)
+		return dt;
+	thr = (st->rpos + 1) * m->s - st->window - st->cpos;
+	if (thr > m->eps && !m->resident[extent_at(m, i, st->rpos)])
+		dt = min2(dt, thr / st->rate);
+	return dt;
+}
+
+/*
+ * Bring instance i up to time t (release, end, reader) and return the time
+ * to its next event, so one pass over the instances does all of it.
+ */
+static double inst_settle(struct model *m, int i, const double *delta, double t,
+			  struct model_result *res)
+{
+	struct inst_state *st = &m->st[i];
+
+	if (st->state == ST_WAIT) {
+		if (delta[i] > t + 1e-12)
+			return delta[i] - t;
+		st->state = ST_RUN;
+		res->inst[i].start = delta[i];
+	}
+	if (st->state != ST_RUN)
+		return INFINITY;
+	if (st->cpos >= st->rpos * m->s - m->eps) {
+		st->cpos = st->rpos * m->s;
+		if (st->rpos == st->total) {
+			st->state = ST_DONE;
+			res->inst[i].end = st->total ? t : delta[i];
+			return INFINITY;
+		}
+	}
+	reader_advance(m, i, res);
+	st->rate = st->rpos * m->s - st->cpos > m->eps ? m->inst[i].rate : 0;
+	return inst_next(m, i);
+}
+
+static void advance(struct model *m, double dt, double fr)
+{
+	for (int f = 0; f < m->nflows; f++)
+		m->flow_rem[m->flows[f]] -= fr * dt;
+	for (int i = 0; i < m->n; i++) {
+		struct inst_state *st = &m->st[i];
+
+		if (st->state == ST_RUN)
+			st->cpos = min2(st->cpos + st->rate * dt, st->rpos * m->s);
+	}
+}
+
+/* Apply what happened at time t; returns the time to the next event. */
+static double settle(struct model *m, const double *delta, double t,
+		     struct model_result *res, int *done)
+{
+	double dt = INFINITY, fr;
+
+	for (int f = m->nflows - 1; f >= 0; f--)
+		if (m->flow_rem[m->flows[f]] <= m->eps)
+			flow_complete(m, f, res);
+	*done = 0;
+	for (int i = 0; i < m->n; i++) {
+		dt = min2(dt, inst_settle(m, i, delta, t, res));
+		*done += m->st[i].state == ST_DONE;
+	}
+	if (m->cpu_model) {
+		/* shares changed: every running consumer's event moves */
+		consumer_rates(m);
+		for (int i = 0; i < m->n; i++)
+			dt = min2(dt, inst_next(m, i));
+	}
+	fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
+	for (int f = 0; f < m->nflows; f++)
+		dt = min2(dt, m->flow_rem[m->flows[f]] / fr);
+	return dt;
+}
+
+static void sim_reset(struct model *m, const bool *mask, struct model_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	cache_reset(m);
+	m->cpu_model = false;
+	for (uint32_t c = 0; c < m->K; c++)
+		m->flow_rem[c] = -1;
+	m->nflows = 0;
+	for (int i = 0; i < m->n; i++) {
+		struct inst_state *st = &m->st[i];
+		double w = m->inst[i].window;
+
+		st->state = mask && !mask[i] ? ST_DONE : ST_WAIT;
+		st->total = (uint64_t)m->inst[i].epochs * m->K;
+		st->rpos = 0;
+		st->cpos = 0;
+		st->wait = NONE;
+		st->perm_epoch = UINT32_MAX;
+		/* at least double buffering, so loads overlap compute as in a loader */
+		st->window = fmax(w, 2 * m->s);
+		st->cpu_bound = m->sys.ncpu > 0 && m->inst[i].cpu_per_byte > 0;
+		m->cpu_model |= st->cpu_bound;
+	}
+}
+
+static int simulate(struct model *m, const double *delta, const bool *mask,
+		    struct model_result *res)
+{
+	uint64_t limit = 64;
+	double t = 0;
+	int done;
+
+	for (int i = 0; i < m->n; i++) {
+		if (!(delta[i] >= 0) || !isfinite(delta[i]))
+			return -EINVAL;
+		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1);
+	}
+	sim_reset(m, mask, res);
+	for (;;) {
+		double dt = settle(m, delta, t, res, &done), fr;
+
+		if (done == m->n)
+			break;
+		if (!isfinite(dt) || ++res->events > limit)
+			return -EDEADLK;	/* a bug, not an input error */
+		fr = m->nflows ? model_bw(&m->sys, m->nflows) / m->nflows : 0;
+		advance(m, dt, fr);
+		t += dt;
+	}
+	for (int i = 0; i < m->n; i++)
+		if (!mask || mask[i])
+			res->makespan = fmax(res->makespan, res->inst[i].end);
+	return 0;
+}
+
+int model_eval(struct model *m, const double *delta, struct model_result *res)
+{
+	return simulate(m, delta, NULL, res);
+}
+
+int model_solo(struct model *m, int i, double *t)
+{
+	bool mask[MODEL_MAX_INST] = { false };
+	double zero[MODEL_MAX_INST] = { 0 };
+	struct model_result res;
+	int err;
+
+	if (i < 0 || i >= m->n)
+		return -EINVAL;
+	mask[i] = true;
+	err = simulate(m, zero, mask, &res);
+	if (!err)
+		*t = res.inst[i].end;
+	return err;
+}

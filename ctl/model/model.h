@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Makespan model (DESIGN.md, "Makespan model"): N training instances read
+ * one dataset through a shared page cache of capacity C from a store whose
+ * aggregate bandwidth is B(k) with k concurrent streams. For a vector of
+ * release times delta it predicts each instance's end and the makespan
+ * M(delta) = max_i(delta_i + F_i(delta)); model_best() searches delta.
+ *
+ * The dataset is cut into K equal extents. Within an extent everything is
+ * fluid (bytes flow at rates); across extents the simulation keeps which
+ * extents are resident, so the hit ratio of each access pattern (independent
+ * shuffles, same order, sequential) and the cache window of a follower come
+ * out of the cache state instead of a formula per pattern. Rates are
+ * constant between events, so the integration is exact between events.
+ * Documentation/model.md has the derivation and its limits.
+ *
+ * The library: the simulation (model.c) and its search (search.c); the
+ * calibration profile that feeds it and the model input built from a
+ * profile and overrides (profile.c); the evaluation the CLI and `run` show,
+ * with its text/JSON output and plot (report.c).
+ */
+#ifndef TANDEM_CTL_MODEL_H
+#define TANDEM_CTL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MODEL_MAX_INST	64
+#define MODEL_MAX_BW	8
+#define MODEL_NAME_LEN	32
+
+enum model_order {
+	MODEL_ORDER_INDEP,	/* own shuffle per epoch, seeded per instance */
+	MODEL_ORDER_SAME,	/* shuffle with a seed shared by all SAME instances */
+	MODEL_ORDER_SEQ,	/* dataset order every epoch */
+};
+
+enum model_evict {
+	/*
+	 * A random resident extent leaves: the default, because the kernel's
+	 * page cache is not a strict LRU (a follower's hits activate pages, so
+	 * the extents it has not read yet go first) and the testbed's
+	 * same-order runs fit this policy (Documentation/model.md; beyond
+	 * capacity MODEL_EVICT_2Q fitted the rig's nofit runs better).
+	 */
+	MODEL_EVICT_RANDOM,
+	MODEL_EVICT_LRU,	/* least recently used extent leaves first */
+	/*
+	 * The kernel's two lists (mm/vmscan.c, mm/swap.c): a loaded extent
+	 * enters the inactive list (its loading read is its first access), a
+	 * second access moves it to the active list, eviction takes the
+	 * inactive list's tail, and the active list's tail is moved back to
+	 * the inactive list while the active list is longer (inactive_is_low()
+	 * with inactive_ratio 1). No refault detection.
+	 */
+	MODEL_EVICT_2Q,
+};
+
+struct model_inst {
+	char name[MODEL_NAME_LEN];
+	double rate;		/* compute-bound rate R_i on cached data, bytes/s */
+	uint32_t epochs;	/* passes over the dataset; 0 = no work */
+	enum model_order order;
+	uint64_t seed;		/* shuffle seed (INDEP); SAME uses the shared one */
+	double cpu_per_byte;	/* p_i, CPU-seconds per byte of preprocessing */
+	double window;		/* prefetch depth in bytes (>= one extent) */
+	double mem;		/* bytes the job itself takes from the cache */
+};
+
+struct model_sys {
+	double dataset;		/* D, bytes */
+	uint32_t extents;	/* K; 0 picks a default */
+	double cache;		/* C, bytes the dataset's pages can stay in */
+	double bw[MODEL_MAX_BW];	/* B(1..nbw), bytes/s; B(k>nbw) = B(nbw) */
+	int nbw;
+	double ncpu;		/* CPUs for preprocessing; 0 = unlimited */
+	enum model_evict evict;
+	bool warm;		/* whole dataset resident at t = 0 (as fits) */
+	uint64_t same_seed;	/* shuffle seed shared by SAME instances */
+};
+
+struct model_inst_result {
+	double start, end;	/* seconds from t = 0 */
+	double miss_bytes;	/* read from storage by this instance's loads */
+	double join_bytes;	/* waited on a load another instance started */
+	double hit_bytes;	/* found resident */
+};
+
+struct model_result {
+	double makespan;
+	double storage_bytes;	/* everything read from storage */
+	uint64_t events;
+	struct model_inst_result inst[MODEL_MAX_INST];
+};
+
+struct model;
+
+/* Copies sys and inst; -EINVAL with a message in err for bad input. */
+int model_new(const struct model_sys *sys, const struct model_inst *inst,
+	      int n, struct model **out, char *err, size_t errlen);
+void model_free(struct model *m);
+int model_ninst(const struct model *m);
+const struct model_sys *model_sys_of(const struct model *m);
+const struct model_inst *model_inst_of(const struct model *m, int i);
+/* extents K, and how many the cache holds */
+uint32_t model_extents(const struct model *m);
+uint32_t model_cache_extents(const struct model *m);
+
+/* Simulate one release vector (delta[i] >= 0, seconds). */
+int model_eval(struct model *m, const double *delta, struct model_result *res);
+/* Makespan of instance i alone on a cold cache (its solo time). */
+int model_solo(struct model *m, int i, double *t);
+
+struct model_search {
+	unsigned grid;		/* candidates per coordinate (default 24) */
+	double tol;		/* stop refining below this step, s (default 0.05) */
+	unsigned max_evals;	/* 0 = default 4000 */
+};
+
+/*
+ * Best release vector: min over delta of M(delta), normalised so that
+ * min(delta) = 0. N = 2: a grid over +-horizon then refinement; N > 2:
+ * coordinate descent from the best uniform stagger, with step halving.
+ * evals (may be NULL) gets the number of simulations run.
+ */
+int model_best(struct model *m, const struct model_search *opt,
+	       double *delta, double *makespan, unsigned *evals);
+
+/* Bandwidth with k concurrent streams. */
+double model_bw(const struct model_sys *sys, int k);
+const char *model_order_name(enum model_order o);
+int model_order_parse(const char *s, enum model_order *o);
+const char *model_evict_name(enum model_evict e);
+int model_evict_parse(const char *s, enum model_evict *e);
+
+/* ---- profile and model input ---- */
+
+/*
+ * Calibration profile: what `tandemctl calibrate` measured, stored as a
+ * versioned JSON document (Documentation/model.md lists the fields), and
+ * turned into model input by profile_to_model(). Also the instance
+ * description syntax shared by `model`, `calibrate` and `run`:
+ *   name=A,rate=50M,epochs=2,order=indep|same|seq,seed=1,window=8M,cpu=0,mem=0
+ * where rate is bytes/s of cached data consumed (or step=15ms,sample=1M).
+ */
+#define PROFILE_VERSION		1
+#define PROFILE_MAX_NODES	16
+
+struct profile_node {
+	int id;
+	bool has_cpus;
+	double total, free, file;	/* bytes, from nodeN/meminfo */
+	double avail;			/* free + file - high watermark */
+};
+
+struct profile_inst {
+	struct model_inst m;
+	char rate_source[16];		/* "user", "warm-run", "loadgen" */
+	char *cmd;			/* the command line, or NULL */
+};
+
+struct profile {
+	int version;
+	char created[32];		/* UTC, ISO 8601 */
+	double calib_seconds;
+	/* dataset */
+	char *dataset_path;
+	double dataset_bytes;
+	uint64_t files;
+	double record_size;
+	/* storage */
+	double bw[MODEL_MAX_BW];	/* B(1), B(2), ... bytes/s */
+	int nbw;
+	char cold_method[16];		/* "fadvise" or "drop-caches" */
+	double sample_bytes;
+	/* memory */
+	int cxl_node;			/* -1: none */
+	double cache_dram, cache_cxl;	/* bytes the page cache can use */
+	double mem_available;		/* /proc/meminfo MemAvailable */
+	int nnodes;
+	struct profile_node nodes[PROFILE_MAX_NODES];
+	double ncpu;
+	int ninst;
+	struct profile_inst inst[MODEL_MAX_INST];
+};
+
+void profile_init(struct profile *p);
+void profile_free(struct profile *p);
+int profile_load(const char *path, struct profile *p, char *err, size_t errlen);
+int profile_save(const char *path, const struct profile *p);
+
+/*
+ * Cache capacity the model gets. Without steering: DRAM plus the fraction
+ * frac of the CXL node (the page allocator spills there by itself: 1,
+ * measured). With steering: the CXL node plus the fraction frac of DRAM
+ * (tandem.ko fills the CXL node and leaves the rest where the kernel put
+ * it: 1; Documentation/validation.md, nodram-steer).
+ */
+double profile_cache(const struct profile *p, bool steer, double frac);
+
+/* Model input from a profile (may be empty) and command-line overrides. */
+struct model_args {
+	double dataset;			/* D; 0: from the profile */
+	double cache;			/* C; < 0: from the profile */
+	double cxl_cache;		/* CXL part of C; < 0: from the profile */
+	double nosteer_frac;		/* see profile_cache() */
+	double steer_dram_frac;		/* see profile_cache() */
+	double bw[MODEL_MAX_BW];	/* B(k); nbw = 0: from the profile */
+	int nbw;
+	double eta;			/* B(2) = eta * B(1) when > 0 */
+	double ncpu;			/* < 0: from the profile */
+	int steer;			/* -1: on when there is a CXL node */
+	int evict;			/* -1: default */
+	bool warm;
+	uint32_t extents;		/* 0: from the file count */
+	int nspec;			/* instances given on the command line */
+	struct model_inst spec[MODEL_MAX_INST];
+	/* the same as text: applied on top of the profile's instance i */
+	const char *spec_str[MODEL_MAX_INST];
+	int ninstances;			/* replicate the last one up to this */
+	double rate[MODEL_MAX_INST];	/* rates of the first nrate instances, bytes/s */
+	int nrate;
+	int exactly;			/* > 0: the first this many instances; fewer is an error */
+};
+
+void model_args_init(struct model_args *a);
+/* --instance SPEC: one more instance on the command line (err says what is wrong) */
+int model_args_add_instance(struct model_args *a, const char *spec, char *err, size_t errlen);
+/* Parse a rate list R[,R...] ("50M,25M", lib/units.h) into out; *n of them. */
+int model_args_parse_rates(const char *list, double *out, int max, int *n);
+/* Parse B(1)[,B(2)...] into a->bw. */
+int model_args_parse_bw(struct model_args *a, const char *list);
+/* Whether the cache of a is the steered one (a->steer, else a CXL node in p). */
+bool model_args_steer(const struct model_args *a, const struct profile *p);
+int model_args_build(const struct model_args *a, const struct profile *p,
+		     struct model_sys *sys, struct model_inst *inst, int *n,
+		     char *err, size_t errlen);
+
+/*
+ * The model a and p describe and, when it steers and alt is wanted, the
+ * same jobs without steering (alt stays NULL when it cannot be built): the
+ * comparison that says when steering costs time (a dataset larger than the
+ * CXL node thrashes there: Documentation/validation.md, nodram-steer).
+ */
+struct model_set {
+	struct model *m, *alt;
+	struct model_sys sys;			/* m's input */
+	struct model_inst inst[MODEL_MAX_INST];
+	int n;
+	bool steer;				/* m's cache is the steered one */
+};
+
+int model_set_new(const struct model_args *a, const struct profile *p, bool want_alt,
+		  struct model_set *s, char *err, size_t errlen);
+void model_set_free(struct model_set *s);
+
+/* Parse one instance description into in (defaults for missing keys). */
+int profile_inst_parse(const char *spec, struct model_inst *in, char *err, size_t errlen);
+void profile_inst_default(struct model_inst *in, int idx);
+
+/* ---- evaluation for the CLI ---- */
+
+/*
+ * Evaluating the model for the CLI (`model`, `run --stagger auto`): solo
+ * times, M over a grid of uniform staggers, the searched best vector, and
+ * their text/JSON output and gnuplot plot.
+ */
+/*
+ * Staggering must gain at least this fraction of M(0) before it is advised:
+ * the model's error against measured runs is of this order.
+ */
+#define MO_MIN_GAIN 0.02
+
+struct mo_report {
+	int n;
+	double solo[MODEL_MAX_INST];	/* each instance alone, cold cache */
+	/* grid: x >= 0 releases instance k at k*x, x < 0 in reverse order */
+	double *xs;
+	int nx;
+	double *mk;			/* M at each x */
+	double *ends;			/* nx * n instance ends */
+	/* search */
+	bool searched;
+	double best[MODEL_MAX_INST];	/* release vector minimising M */
+	double best_m, m0;		/* M(best), M(0) */
+	double gain;			/* (m0 - best_m) / m0 */
+	bool together;			/* gain below the threshold: start together */
+	double chosen[MODEL_MAX_INST];	/* what to apply: best, or zeros */
+	double chosen_m;
+	struct model_result chosen_res;
+	unsigned evals;
+	double search_ms, search_cpu_ms;
+};
+
+void mo_grid_delta(double x, int n, double *delta);
+double mo_nice_step(double raw);
+int mo_solo_all(struct model *m, struct mo_report *r, double *horizon);
+int mo_eval_grid(struct model *m, struct mo_report *r);
+/* model_best(), then the advice: stagger only when it gains >= min_gain */
+int mo_search(struct model *m, struct mo_report *r, unsigned grid, double min_gain);
+/* alt (may be NULL): the same search without CXL steering, model alt_m */
+void mo_print(const struct model *m, const struct profile *p, const struct mo_report *r,
+	      const struct model *alt_m, const struct mo_report *alt);
+/* gnuplot: M over the grid, the best point, and measured "x,M" points */
+int mo_plot(const char *path, const char *measured, const struct model *m,
+	    const struct mo_report *r);
+void mo_report_free(struct mo_report *r);
+
+#endif

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Calibration profile: JSON load/save and instance descriptions. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/json.h"
+#include "lib/units.h"
+#include "model/model.h"
+
+void profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->version = PROFILE_VERSION;
+	p->cxl_node = -1;
+	snprintf(p->cold_method, sizeof(p->cold_method), "fadvise");
+}
+
+void profile_free(struct profile *p)
+{
+	free(p->dataset_path);
+	for (int i = 0; i < p->ninst; i++)
+		free(p->inst[i].cmd);
+	profile_init(p);
+}
+
+double profile_cache(const struct profile *p, bool steer, double frac)
+{
+	return steer ? frac * p->cache_dram + p->cache_cxl : p->cache_dram + frac * p->cache_cxl;
+}
+
+void profile_inst_default(struct model_inst *in, int idx)
+{
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof(in->name), "%c", idx < 26 ? 'A' + idx : '?');
+	if (idx >= 26)
+		snprintf(in->name, sizeof(in->name), "i%d", idx);
+	in->epochs = 1;
+	in->order = MODEL_ORDER_INDEP;
+	in->seed = idx + 1;
+	in->window = 8.0 * 1024 * 1024;
+}
+
+/* ---- instance descriptions ---- */
+
+struct inst_kv {
+	double step, sample;
+	bool have_rate;
+};
+
+static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
+		    const char *val)
+{
+	double d;
+	uint64_t u;
+
+	if (!strcmp(key, "name")) {
+		if (strlen(val) >= sizeof(in->name) || !*val)
+			return -EINVAL;
+		snprintf(in->name, sizeof(in->name), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "rate")) {
+		kv->have_rate = true;
+		return units_parse_size(val, &in->rate);
+	}
+	if (!strcmp(key, "step"))
+		return units_parse_duration(val, &kv->step);
+	if (!strcmp(key, "sample"))
+		return units_parse_size(val, &kv->sample);
+	if (!strcmp(key, "epochs")) {
+		if (units_parse_bytes(val, &u) || u > 1000000)
+			return -EINVAL;
+		in->epochs = u;
+		return 0;
+	}
+	if (!strcmp(key, "order"))
+		return model_order_parse(val, &in->order);
+	if (!strcmp(key, "seed"))
+		return units_parse_bytes(val, &in->seed);
+	if (!strcmp(key, "window"))
+		return units_parse_size(val, &in->window);
+	if (!strcmp(key, "mem"))
+		return units_parse_size(val, &in->mem);
+	if (!strcmp(key, "cpu")) {
+		/* CPU-seconds per MiB is what a user can measure */
+		if (units_parse_size(val, &d))
+			return -EINVAL;
+		in->cpu_per_byte = d / (1024.0 * 1024.0);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int profile_inst_parse(const char *spec, struct model_inst *in, char *err, size_t errlen)
+{
+	struct inst_kv kv = { 0 };
+	char *copy = strdup(spec), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			snprintf(err, errlen, "'%s': expected KEY=VALUE", tok);
+			ret = -EINVAL;
+			goto free_copy;
+		}
+		*eq = '\0';
+		ret = inst_key(in, &kv, tok, eq + 1);
+		if (ret) {
+			snprintf(err, errlen, ret == -ENOENT ? "unknown key '%s'" :
+				 "bad value for '%s': '%s'", tok, eq + 1);
+			ret = -EINVAL;
+			goto free_copy;
+		}
+	}
+	if (!kv.have_rate && kv.step > 0 && kv.sample > 0)
+		in->rate = kv.sample / kv.step;
+	else if (!kv.have_rate && (kv.step > 0 || kv.sample > 0)) {
+		snprintf(err, errlen, "step= needs sample= (rate = sample/step)");
+		ret = -EINVAL;
+	}
+free_copy:
+	free(copy);
+	return ret;
+}
+
+/* ---- save ---- */
+
+static void save_nodes(struct jw *w, const struct profile *p)
+{
+	jw_arr_open(w, "nodes");
+	for (int i = 0; i < p->nnodes; i++) {
+		const struct profile_node *n = &p->nodes[i];
+
+		jw_obj_open(w, NULL);
+		jw_s64(w, "node", n->id);
+		jw_bool(w, "cpus", n->has_cpus);
+		jw_double(w, "total_bytes", n->total);
+		jw_double(w, "free_bytes", n->free);
+		jw_double(w, "file_bytes", n->file);
+		jw_double(w, "avail_bytes", n->avail);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+}
+
+static void save_inst(struct jw *w, const struct profile_inst *pi)
+{
+	const struct model_inst *in = &pi->m;
+
+	jw_obj_open(w, NULL);
+	jw_str(w, "name", in->name);
+	jw_double(w, "rate_bps", in->rate);
+	jw_str(w, "rate_source", pi->rate_source[0] ? pi->rate_source : "user");
+	jw_u64(w, "epochs", in->epochs);
+	jw_str(w, "order", model_order_name(in->order));
+	jw_u64(w, "seed", in->seed);
+	jw_double(w, "window_bytes", in->window);
+	jw_double(w, "cpu_s_per_byte", in->cpu_per_byte);
+	jw_double(w, "mem_bytes", in->mem);
+	jw_str(w, "cmd", pi->cmd);
+	jw_obj_close(w);
+}
+
+static void save_doc(struct jw *w, const struct profile *p)
+{
+	jw_obj_open(w, NULL);
+	jw_s64(w, "tandem_profile", p->version);
+	jw_str(w, "created", p->created);
+	jw_double(w, "calibration_seconds", p->calib_seconds);
+	jw_obj_open(w, "dataset");
+	jw_str(w, "path", p->dataset_path);
+	jw_double(w, "bytes", p->dataset_bytes);
+	jw_u64(w, "files", p->files);
+	jw_double(w, "record_size", p->record_size);
+	jw_obj_close(w);
+	jw_obj_open(w, "storage");
+	jw_arr_open(w, "bandwidth_bps");
+	for (int k = 0; k < p->nbw; k++)
+		jw_double(w, NULL, p->bw[k]);
+	jw_arr_close(w);
+	jw_double(w, "eta", p->nbw > 1 ? p->bw[1] / p->bw[0] : NAN);
+	jw_str(w, "cold_method", p->cold_method);
+	jw_double(w, "sample_bytes", p->sample_bytes);
+	jw_obj_close(w);
+	jw_obj_open(w, "memory");
+	jw_s64(w, "cxl_node", p->cxl_node);
+	jw_double(w, "cache_dram_bytes", p->cache_dram);
+	jw_double(w, "cache_cxl_bytes", p->cache_cxl);
+	jw_double(w, "mem_available_bytes", p->mem_available);
+	save_nodes(w, p);
+	jw_obj_close(w);
+	jw_obj_open(w, "host");
+	jw_double(w, "cpus", p->ncpu);
+	jw_obj_close(w);
+	jw_arr_open(w, "instances");
+	for (int i = 0; i < p->ninst; i++)
+		save_inst(w, &p->inst[i]);
+	jw_arr_close(w);
+	jw_obj_close(w);
+}
+
+static int save_to(FILE *f, const struct profile *p)
+{
+	struct jw w;
+	int err;
+
+	jw_init(&w, f, true);
+	save_doc(&w, p);
+	err = jw_finish(&w);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/*
+ * A regular file is written to a temporary file and renamed, so a reader
+ * never sees half of it; anything else (/dev/stdout, a pipe) is written in
+ * place and never replaced.
+ */
+int profile_save(const char *path, const struct profile *p)
+{
+	size_t len = strlen(path) + 8;
+	struct stat st;
+	char *tmp;
+	FILE *f;
+	int err;
+
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		f = fopen(path, "w");
+		return f ? save_to(f, p) : -errno;
+	}
+	tmp = malloc(len);
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, len, "%s.tmp", path);
+	f = fopen(tmp, "w");
+	err = f ? save_to(f, p) : -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err && f)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
+
+/* ---- load ---- */
+
+static int load_num(const json_t *o, const char *key, double *out, bool required)
+{
+	int err = tjson_get_num(o, key, out);
+
+	return err == -ENOENT && !required ? 0 : err;
+}
+
+static void load_strbuf(const json_t *o, const char *key, char *buf, size_t len)
+{
+	const char *s;
+
+	if (!tjson_get_str(o, key, &s))
+		snprintf(buf, len, "%s", s);
+}
+
+static int load_dataset(const json_t *d, struct profile *p)
+{
+	const char *path;
+	double files = 0;
+	int err;
+
+	if (!d)
+		return -EINVAL;
+	err = load_num(d, "bytes", &p->dataset_bytes, true);
+	err = err ?: load_num(d, "files", &files, false);
+	err = err ?: load_num(d, "record_size", &p->record_size, false);
+	if (err)
+		return err;
+	p->files = files;
+	if (!tjson_get_str(d, "path", &path)) {
+		p->dataset_path = strdup(path);
+		if (!p->dataset_path)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int load_storage(const json_t *s, struct profile *p)
+{
+	const json_t *bw = json_object_get(s, "bandwidth_bps"), *c;
+	size_t i;
+
+	if (!json_is_array(bw) || !json_array_size(bw))
+		return -EINVAL;
+	p->nbw = 0;
+	json_array_foreach(bw, i, c) {
+		if (p->nbw == MODEL_MAX_BW)
+			break;
+		if (!json_is_number(c) || !(json_number_value(c) > 0))
+			return -EINVAL;
+		p->bw[p->nbw++] = json_number_value(c);
+	}
+	load_strbuf(s, "cold_method", p->cold_method, sizeof(p->cold_method));
+	return load_num(s, "sample_bytes", &p->sample_bytes, false);
+}
+
+static int load_memory(const json_t *m, struct profile *p)
+{
+	const json_t *nodes = json_object_get(m, "nodes"), *c;
+	double cxl = -1;
+	size_t i;
+	int err;
+
+	err = load_num(m, "cache_dram_bytes", &p->cache_dram, true);
+	err = err ?: load_num(m, "cache_cxl_bytes", &p->cache_cxl, false);
+	err = err ?: load_num(m, "mem_available_bytes", &p->mem_available, false);
+	err = err ?: load_num(m, "cxl_node", &cxl, false);
+	if (err)
+		return err;
+	p->cxl_node = cxl;
+	json_array_foreach(nodes, i, c) {
+		struct profile_node *n;
+		double id = 0;
+
+		if (p->nnodes == PROFILE_MAX_NODES)
+			break;
+		n = &p->nodes[p->nnodes++];
+		load_num(c, "node", &id, false);
+		load_num(c, "total_bytes", &n->total, false);
+		load_num(c, "free_bytes", &n->free, false);
+		load_num(c, "file_bytes", &n->file, false);
+		load_num(c, "avail_bytes", &n->avail, false);
+		n->id = id;
+		n->has_cpus = json_is_true(json_object_get(c, "cpus"));
+	}
+	return 0;
+}
+
+static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
+{
+	struct model_inst *in = &pi->m;
+	double epochs = 1, seed = idx + 1;
+	const char *s;
+	int err;
+
+	profile_inst_default(in, idx);
+	load_strbuf(o, "name", in->name, sizeof(in->name));
+	load_strbuf(o, "rate_source", pi->rate_source, sizeof(pi->rate_source));
+	err = load_num(o, "rate_bps", &in->rate, true);
+	err = err ?: load_num(o, "epochs", &epochs, false);
+	err = err ?: load_num(o, "seed", &seed, false);
+	err = err ?: load_num(o, "window_bytes", &in->window, false);
+	err = err ?: load_num(o, "cpu_s_per_byte", &in->cpu_per_byte, false);
+	err = err ?: load_num(o, "mem_bytes", &in->mem, false);
+	if (err)
+		return err;
+	if (epochs < 0 || seed < 0)
+		return -EINVAL;
+	in->epochs = epochs;
+	in->seed = seed;
+	if (!tjson_get_str(o, "order", &s) && model_order_parse(s, &in->order))
+		return -EINVAL;
+	if (!tjson_get_str(o, "cmd", &s)) {
+		pi->cmd = strdup(s);
+		if (!pi->cmd)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int load_doc(const json_t *doc, struct profile *p, char *err, size_t errlen)
+{
+	const json_t *insts = json_object_get(doc, "instances"), *c;
+	double version = 0, ncpu = 0;
+	size_t i;
+	int ret;
+
+	if (tjson_get_num(doc, "tandem_profile", &version) || version != PROFILE_VERSION) {
+		snprintf(err, errlen, "not a version %d tandem profile", PROFILE_VERSION);
+		return -EINVAL;
+	}
+	load_strbuf(doc, "created", p->created, sizeof(p->created));
+	load_num(doc, "calibration_seconds", &p->calib_seconds, false);
+	if ((ret = load_dataset(json_object_get(doc, "dataset"), p)) ||
+	    (ret = load_storage(json_object_get(doc, "storage"), p)) ||
+	    (ret = load_memory(json_object_get(doc, "memory"), p))) {
+		snprintf(err, errlen, "missing or bad dataset/storage/memory fields");
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	load_num(json_object_get(doc, "host"), "cpus", &ncpu, false);
+	p->ncpu = ncpu;
+	json_array_foreach(insts, i, c) {
+		if (p->ninst == MODEL_MAX_INST)
+			break;
+		ret = load_inst(c, &p->inst[p->ninst], p->ninst);
+		p->ninst++;
+		if (ret) {
+			snprintf(err, errlen, "instance %d: missing or bad fields", p->ninst - 1);
+			return ret == -ENOMEM ? ret : -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int profile_load(const char *path, struct profile *p, char *err, size_t errlen)
+{
+	json_t *doc;
+	int ret;
+
+	profile_init(p);
+	ret = tjson_load_file(path, &doc, err, errlen);
+	if (ret)
+		return ret;
+	ret = load_doc(doc, p, err, errlen);
+	json_decref(doc);
+	if (ret)
+		profile_free(p);
+	return ret;
+}
+
+/* ---- model input ---- */
+
+void model_args_init(struct model_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->cache = -1;
+	a->cxl_cache = -1;
+	a->ncpu = -1;
+	a->steer = -1;
+	a->evict = -1;
+	/*
+	 * Without steering the page cache still spills to the CPU-less node:
+	 * the allocator falls back to it when node 0 is at its watermark
+	 * (Documentation/validation.md, nodram: 237 MiB of a 400 MiB dataset
+	 * on node 0, 163 MiB on node 1, all of it cached).
+	 */
+	a->nosteer_frac = 1;
+	/*
+	 * With steering the dataset fills the CXL node and the rest stays in
+	 * DRAM: tandem.ko pauses a dataset's steering while the target reclaims
+	 * its pages (validation.md, nodram-steer; before that pause, 0 was
+	 * measured: the dataset evicted itself on the CXL node).
+	 */
+	a->steer_dram_frac = 1;
+}
+
+int model_args_add_instance(struct model_args *a, const char *spec, char *err, size_t errlen)
+{
+	int ret;
+
+	if (a->nspec == MODEL_MAX_INST) {
+		snprintf(err, errlen, "more than %d instances", MODEL_MAX_INST);
+		return -E2BIG;
+	}
+	profile_inst_default(&a->spec[a->nspec], a->nspec);
+	ret = profile_inst_parse(spec, &a->spec[a->nspec], err, errlen);
+	if (ret)
+		return ret;
+	a->spec_str[a->nspec++] = spec;
+	return 0;
+}
+
+int model_args_parse_rates(const char *list, double *out, int max, int *n)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	*n = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !err;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == max)
+			err = -E2BIG;
+		else
+			err = units_parse_rate(tok, &out[(*n)++]);
+	}
+	free(copy);
+	return *n ? err : -EINVAL;
+}
+
+int model_args_parse_bw(struct model_args *a, const char *list)
+{
+	return model_args_parse_rates(list, a->bw, MODEL_MAX_BW, &a->nbw);
+}
+
+bool model_args_steer(const struct model_args *a, const struct profile *p)
+{
+	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl;
+
+	return a->steer >= 0 ? a->steer : cxl > 0;
+}
+
+static uint32_t default_extents(uint64_t files)
+{
+	/* one extent per file keeps the granularity of real reads; cap the cost */
+	if (!files)
+		return 512;
+	return files < 64 ? 64 : files > 1024 ? 1024 : files;
+}
+
+static int build_sys(const struct model_args *a, const struct profile *p,
+		     struct model_sys *sys, char *err, size_t errlen)
+{
+	double cxl = a->cxl_cache >= 0 ? a->cxl_cache : p->cache_cxl, dram;
+	bool steer = model_args_steer(a, p);
+
+	memset(sys, 0, sizeof(*sys));
+	sys->dataset = a->dataset > 0 ? a->dataset : p->dataset_bytes;
+	dram = a->cache >= 0 ? a->cache : p->cache_dram;
+	sys->cache = steer ? a->steer_dram_frac * dram + cxl : dram + a->nosteer_frac * cxl;
+	if (a->cache < 0 && !p->cache_dram && !cxl) {
+		snprintf(err, errlen, "no cache size: give --profile or --cache");
+		return -EINVAL;
+	}
+	sys->nbw = a->nbw ? a->nbw : p->nbw;
+	memcpy(sys->bw, a->nbw ? a->bw : p->bw, sizeof(sys->bw));
+	if (a->eta > 0 && sys->nbw >= 1) {
+		sys->bw[1] = a->eta * sys->bw[0];
+		sys->nbw = 2;
+	}
+	sys->ncpu = a->ncpu >= 0 ? a->ncpu : p->ncpu;
+	sys->evict = a->evict >= 0 ? a->evict : MODEL_EVICT_RANDOM;
+	sys->warm = a->warm;
+	sys->extents = a->extents ? a->extents : default_extents(p->files);
+	sys->same_seed = 0x5a3e;
+	if (!(sys->dataset > 0) || sys->nbw < 1) {
+		snprintf(err, errlen, "need the dataset size and B(1): give --profile or --dataset-size and --bw");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int model_args_build(const struct model_args *a, const struct profile *p,
+		     struct model_sys *sys, struct model_inst *inst, int *n,
+		     char *err, size_t errlen)
+{
+	int have = a->nspec > p->ninst ? a->nspec : p->ninst, want;
+	int ret = build_sys(a, p, sys, err, errlen);
+
+	if (ret)
+		return ret;
+	want = a->ninstances > have ? a->ninstances : have;
+	if (!have || want > MODEL_MAX_INST) {
+		snprintf(err, errlen, "need 1 to %d instances (--instance or a profile with instances)",
+			 MODEL_MAX_INST);
+		return -EINVAL;
+	}
+	for (int i = 0; i < want; i++) {
+		if (i < have && i < a->nspec && i < p->ninst && a->spec_str[i]) {
+			/* keys given on the command line override the profile's */
+			inst[i] = p->inst[i].m;
+			ret = profile_inst_parse(a->spec_str[i], &inst[i], err, errlen);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (i < have) {
+			inst[i] = i < a->nspec ? a->spec[i] : p->inst[i].m;
+			continue;
+		}
+		/* replicas: same job, own name and (for indep) own shuffle */
+		inst[i] = inst[have - 1];
+		snprintf(inst[i].name, sizeof(inst[i].name), "%c%d", inst[have - 1].name[0], i);
+		inst[i].seed = inst[have - 1].seed + (i - have + 1);
+	}
+	for (int i = 0; i < a->nrate && i < want; i++)
+		inst[i].rate = a->rate[i];
+	if (a->exactly > want) {
+		snprintf(err, errlen, "fewer instances than commands");
+		return -EINVAL;
+	}
+	*n = a->exactly > 0 ? a->exactly : want;
+	return 0;
+}
+
+int model_set_new(const struct model_args *a, const struct profile *p, bool want_alt,
+		  struct model_set *s, char *err, size_t errlen)
+{
+	struct model_inst inst[MODEL_MAX_INST];
+	struct model_args off = *a;
+	struct model_sys sys;
+	int n, ret;
+
+	memset(s, 0, sizeof(*s));
+	s->steer = model_args_steer(a, p);
+	ret = model_args_build(a, p, &s->sys, s->inst, &s->n, err, errlen);
+	ret = ret ?: model_new(&s->sys, s->inst, s->n, &s->m, err, errlen);
+	if (ret || !want_alt || !s->steer)
+		return ret;
+	off.steer = 0;
+	if (model_args_build(&off, p, &sys, inst, &n, err, errlen) ||
+	    model_new(&sys, inst, n, &s->alt, err, errlen))
+		s->alt = NULL;
+	return 0;
+}
+
+void model_set_free(struct model_set *s)
+{
+	model_free(s->alt);
+	model_free(s->m);
+	s->m = s->alt = NULL;
+}

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The release engine's tandem.ko hook (release.h, struct rel_module): the
+ * run's dataset is found or created under its name and gets the run's
+ * files, so tandem.ko steers it; after the run its per-node residency and
+ * counters go to the report. Without the module loaded the hook stays out.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "release/release.h"
+
+/* tandem.ko wants absolute paths */
+static int abs_paths(const struct lg_dataset *ds, struct file_list *fl)
+{
+	fl->paths = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(char *));
+	if (!fl->paths)
+		return -ENOMEM;
+	fl->cap = ds->nfiles;
+	for (fl->n = 0; fl->n < ds->nfiles; fl->n++) {
+		fl->paths[fl->n] = realpath(ds->paths[fl->n], NULL);
+		if (!fl->paths[fl->n])
+			return -errno;
+	}
+	return 0;
+}
+
+static int mod_register(void *state, const struct rel_dataset *d)
+{
+	struct rel_module *m = state;
+	struct file_list fl = { 0 };
+	int err;
+
+	m->registered = false;
+	m->own_nl = !m->nl;
+	if (m->own_nl && tnl_open(&m->nl, true)) {
+		m->nl = NULL;
+		return -ENOENT;	/* not loaded: nothing to register with */
+	}
+	err = abs_paths(d->files, &fl);
+	if (!err)
+		err = dataset_find_or_create(m->nl, d->name, &m->id, &m->created);
+	if (!err)
+		err = dataset_add_files(m->nl, m->id, &fl, &m->files_added, &m->files_present);
+	if (err && m->created)
+		dataset_del(m->nl, m->id);	/* a half-registered dataset is worse than none */
+	if (err)
+		ctl_err("tandem.ko: dataset %s not registered (%s); running without steering",
+			d->name, strerror(-err));
+	m->registered = !err;
+	file_list_free(&fl);
+	return err;
+}
+
+static int mod_residency(void *state, double *bytes, int max_nodes, int *nnodes)
+{
+	struct rel_module *m = state;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct dataset_state st;
+	int err = dataset_state_get(m->nl, m->id, &st);
+
+	if (err)
+		return err;
+	*nnodes = 0;
+	for (int i = 0; i < DATASET_MAX_NODES && i < max_nodes; i++) {
+		bytes[i] = (double)st.node_pages[i] * psz;
+		if (st.node_pages[i])
+			*nnodes = i + 1;
+	}
+	m->steered = st.cnt[TANDEM_CNT_STEERED];
+	m->prefetched = st.cnt[TANDEM_CNT_PREFETCHED];
+	return 0;
+}
+
+static void mod_finish(void *state)
+{
+	struct rel_module *m = state;
+
+	if (m->own_nl) {
+		tnl_close(m->nl);
+		m->nl = NULL;
+	}
+	m->own_nl = false;
+}
+
+const struct rel_ops rel_module_ops = {
+	.name = "tandem.ko",
+	.dataset_register = mod_register,
+	.residency = mod_residency,
+	.finish = mod_finish,
+};

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The release engine and what plugs into it.
+ *
+ * Engine (engine.c): forks every instance into its own process group up
+ * front, where it waits on a pipe, and lets each one exec at its release
+ * time (or when the previous instance has loaded a fraction of the
+ * dataset), forwards SIGINT/SIGTERM/SIGHUP to all of them, and leaves no
+ * process behind (the caller is a child subreaper for the run and kills what
+ * is left of every group and every orphan it inherited). Everything it needs
+ * comes in struct rel_run, and everything the report needs goes back in it:
+ * no state is kept between runs, so another caller (a node agent) can drive
+ * it as `tandemctl run` does. rel_run() blocks until every instance ended;
+ * meanwhile it blocks SIGCHLD/SIGINT/SIGTERM/SIGHUP (taken with
+ * sigtimedwait()), and at the end it kills and reaps every child of the
+ * calling process: a caller with other children runs it in a process of its
+ * own.
+ *
+ * Hooks (struct rel_ops, each with its own state): the parts that live
+ * elsewhere. tandem.ko registration, steering counters and residency
+ * (hook_module.c, struct rel_module) and the BPF tracker's jobs, progress
+ * and sharing counters (hook_tracker.c, struct rel_tracker). Without hooks
+ * the engine measures progress by the instances' read_bytes (/proc) and
+ * residency by mincore (lib/residency.h).
+ *
+ * Plan (plan.c): the release vector from --stagger and the makespan model;
+ * report (report.c): the one document `run` prints (text, -j) and saves.
+ */
+#ifndef TANDEM_CTL_RELEASE_H
+#define TANDEM_CTL_RELEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "calibrate/calibrate.h"
+#include "loadgen/loadgen.h"
+#include "model/model.h"
+#include "module/module.h"
+#include "tracker/tracker.h"
+
+#define REL_MAX_INST	MODEL_MAX_INST
+#define REL_MAX_HOOKS	4
+#define REL_MAX_NODES	16
+
+/* ---- the engine ---- */
+
+/* Per-job page-cache sharing counters for the report (pages). */
+struct rel_job_stats {
+	uint64_t misses;	/* loaded from storage by this job */
+	uint64_t own_hits;	/* hits on pages this job loaded */
+	uint64_t shared_hits;	/* hits on pages another job loaded */
+};
+
+/* The dataset the instances read, as the hooks get it. */
+struct rel_dataset {
+	const char *name;		/* a name tandem.ko takes (dataset_name_make()) */
+	const char *dir;
+	const struct lg_dataset *files;	/* its files and size */
+};
+
+/* One part plugged into the engine; every operation is optional. */
+struct rel_ops {
+	const char *name;		/* "tandem.ko": also the report's residency_source */
+	/*
+	 * Before any instance is forked. An error leaves the hook out of the
+	 * run (its finish is still called); the hook says why itself.
+	 */
+	int (*dataset_register)(void *state, const struct rel_dataset *ds);
+	/*
+	 * Instance idx was forked as process group pgid and waits to exec
+	 * until this returns, so a tracker sees every read it makes.
+	 */
+	int (*job_start)(void *state, int idx, const char *name, pid_t pgid);
+	/* The leader of instance idx exited with wait status `status`. */
+	void (*job_exit)(void *state, int idx, int status);
+	/* progress:F: fraction (0..1) of the dataset instance idx has loaded */
+	int (*progress)(void *state, int idx, pid_t pgid, double *fraction);
+	/* For the report, after every instance ended. */
+	int (*job_stats)(void *state, int idx, struct rel_job_stats *st);
+	/* Dataset bytes resident per NUMA node, for the report. */
+	int (*residency)(void *state, double *bytes, int max_nodes, int *nnodes);
+	void (*finish)(void *state);
+};
+
+struct rel_hook {
+	const struct rel_ops *ops;
+	void *state;			/* the caller's, e.g. a struct rel_module */
+	bool active;			/* registered for this run */
+};
+
+enum rel_mode {
+	REL_TIME,		/* release instance k at delta[k] */
+	REL_PROGRESS,		/* instance k+1 when k has loaded fraction */
+};
+
+enum rel_state {
+	REL_PENDING,
+	REL_RUNNING,
+	REL_EXITED,
+	REL_SKIPPED,		/* never started: interrupted or --fail-fast */
+};
+
+struct rel_inst {
+	char name[MODEL_NAME_LEN];
+	char **argv;		/* NULL-terminated, borrowed */
+	double delta;		/* requested release, s after t0 (REL_TIME) */
+	enum rel_state state;
+	pid_t pgid;		/* = pid of the instance's first process */
+	int gate;		/* write end of its release pipe while it waits, else -1 */
+	double start, end;	/* measured, s after t0 */
+	double loaded;		/* progress fraction when the next was released */
+	int status;		/* wait status of the leader */
+	bool have_stats;
+	struct rel_job_stats stats;
+};
+
+struct rel_run {
+	/* what to run */
+	struct rel_dataset ds;
+	int n;
+	struct rel_inst *inst;
+	enum rel_mode mode;
+	double fraction;	/* REL_PROGRESS */
+	bool fail_fast;
+	double grace;		/* s between SIGTERM and SIGKILL (0: 5) */
+	struct rel_hook hooks[REL_MAX_HOOKS];
+	int nhooks;
+	/* what happened */
+	double t0;		/* monotonic time of the first release */
+	double makespan;	/* last end - t0 */
+	int interrupted;	/* signal that interrupted the run, or 0 */
+	int nfailed;
+	int nskipped;
+	double residency[REL_MAX_NODES];
+	int nres_nodes;
+	const char *residency_source;	/* the hook's name, "mincore", or NULL */
+};
+
+/* Plug ops (with its state) into r; -E2BIG when r has REL_MAX_HOOKS. */
+int rel_hook_add(struct rel_run *r, const struct rel_ops *ops, void *state);
+
+/* Split "CMD_A ::: CMD_B ::: ..." (argv after "--") into n argv arrays. */
+int rel_split_commands(int argc, char **argv, char ****cmds, int *n);
+void rel_free_commands(char ***cmds, int n);
+/* "0.5", "2,5.5", "30s": delta[0..n) (one value v: k * v). */
+int rel_parse_stagger(const char *s, int n, double *delta);
+
+/*
+ * Run every instance to completion. Returns 0 when all exited with 0,
+ * -ECHILD when some failed or were skipped, -EINTR when interrupted, or
+ * another negative errno when the run could not be set up.
+ */
+int rel_run(struct rel_run *r);
+bool rel_inst_ok(const struct rel_inst *in);
+const char *rel_state_name(enum rel_state s);
+
+/* ---- hooks ---- */
+
+/* tandem.ko: the dataset registered (found or created), its counters after the run */
+struct rel_module {
+	/* in: a connection, or NULL (the hook opens and closes its own) */
+	struct tnl *nl;
+	/* out */
+	bool registered;
+	uint32_t id;
+	bool created;			/* by this run (else it existed) */
+	uint32_t files_added, files_present;
+	uint64_t steered, prefetched;	/* the dataset's counters after the run */
+	/* inside */
+	bool own_nl;			/* nl is the hook's own */
+};
+
+extern const struct rel_ops rel_module_ops;
+
+#define REL_TRACKER_MAX_JOBS 256
+
+/* the tracker (loaded when it is not): one job per instance */
+struct rel_tracker {
+	/* out */
+	bool registered;		/* the instances were tracked */
+	bool loaded_here;		/* this run loaded the tracker */
+	uint32_t dataset;		/* the tracker's id of the dataset */
+	/* inside */
+	bool open;
+	struct tracker t;
+	uint64_t pages;			/* of the dataset, 4 KiB pages */
+	uint32_t job[REL_TRACKER_MAX_JOBS];
+};
+
+extern const struct rel_ops rel_tracker_ops;
+
+/* ---- plan: the release vector ---- */
+
+enum rel_stagger {
+	REL_STAGGER_AUTO,	/* the model's best vector (or together) */
+	REL_STAGGER_TIME,	/* given seconds */
+	REL_STAGGER_PROGRESS,	/* progress:F */
+};
+
+const char *rel_stagger_name(enum rel_stagger s);
+
+struct rel_plan_opts {
+	const char *stagger;		/* --stagger; NULL: auto with a model, else 0 */
+	const char *profile;		/* NULL: calibrate now when the model is wanted */
+	struct cal_opts cal;		/* for that calibration */
+	const char *dataset_dir;
+	struct model_args args;		/* instances, rates and overrides */
+	double min_gain;
+	bool module_steers;		/* tandem.ko will steer the dataset (args.steer < 0) */
+	int n;				/* instances (commands) */
+};
+
+void rel_plan_opts_init(struct rel_plan_opts *o);
+/* Whether o's stagger can be planned (-EINVAL, what is wrong in err): before any work. */
+int rel_plan_opts_check(const struct rel_plan_opts *o, char *err, size_t errlen);
+
+/* What the model said, when there was one. */
+struct rel_plan {
+	enum rel_stagger stagger;
+	double delta[REL_MAX_INST];	/* the release vector (REL_STAGGER_PROGRESS: 0) */
+	double fraction;		/* REL_STAGGER_PROGRESS */
+	bool model;			/* a model was built (sys, inst hold its input) */
+	bool have;			/* res holds the prediction at delta */
+	bool steer;			/* the model's cache is the steered one */
+	struct mo_report mo;		/* auto: the search */
+	struct model_result res;
+	struct model_sys sys;
+	struct model_inst inst[REL_MAX_INST];
+	double nosteer_m;		/* M at the same release without steering, or NAN */
+	double min_gain;
+};
+
+/* Decide the release vector; with a model, predict M for it. -EINVAL printed. */
+int rel_plan_make(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+		  struct rel_plan *p);
+void rel_plan_free(struct rel_plan *p);
+/* Set r's mode, deltas and instance names from the plan. */
+void rel_plan_apply(const struct rel_plan *p, struct rel_run *r);
+
+/* ---- report ---- */
+
+/*
+ * The run's one document, on the text/JSON print path (lib/out.h): `run`
+ * prints it, and prints it again as JSON into --report FILE.
+ * Documentation/model.md lists the fields.
+ */
+struct rel_report {
+	const struct rel_run *run;
+	const struct rel_plan *plan;
+	const struct rel_module *module;	/* NULL: not used */
+	const struct rel_tracker *tracker;	/* NULL: not used */
+};
+
+void rel_report_print(const struct rel_report *rep);
+/* the same document as JSON into path */
+int rel_report_save(const struct rel_report *rep, const char *path);
+
+#endif

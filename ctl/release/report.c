@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The run's report (release.h): one document on the text/JSON print path,
+ * printed by `run` (text or -j) and saved as JSON by --report, so the two
+ * are the same document. Fractions are fractions in JSON (gain, error);
+ * text shows them as percentages.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "lib/out.h"
+#include "release/release.h"
+
+#define REPORT_PAGE_SIZE 4096	/* of the tracker's counts */
+
+static void inst_exit(const struct rel_inst *in, int *code, int *sig)
+{
+	*code = -1;
+	*sig = 0;
+	if (in->state != REL_EXITED)
+		return;
+	if (WIFEXITED(in->status))
+		*code = WEXITSTATUS(in->status);
+	else if (WIFSIGNALED(in->status))
+		*sig = WTERMSIG(in->status);
+}
+
+static void print_registration(const struct rel_report *rep)
+{
+	const struct rel_module *m = rep->module;
+	const struct rel_tracker *t = rep->tracker;
+
+	out_str("dataset", NULL, rep->run->ds.dir);
+	out_str("dataset_name", "dataset %s:", rep->run->ds.name);
+	if (m && m->registered) {
+		out_obj_open("module");
+		out_u64("dataset_id", " tandem.ko dataset %llu", m->id);
+		out_bool("created", NULL, m->created);
+		out_text(" (%s)", m->created ? "registered by this run" : "existing");
+		out_u64("files_added", NULL, m->files_added);
+		out_u64("files_present", NULL, m->files_present);
+		out_u64("steered_pages", NULL, m->steered);
+		out_u64("prefetched_pages", NULL, m->prefetched);
+		out_obj_close();
+	} else {
+		out_null("module", " tandem.ko not used");
+	}
+	if (t && t->registered) {
+		out_obj_open("tracker");
+		out_u64("dataset_id", ", tracker dataset %llu", t->dataset);
+		out_bool("loaded_by_run", NULL, t->loaded_here);
+		out_text("%s", t->loaded_here ? " (tracker loaded by this run)" : "");
+		out_obj_close();
+	} else {
+		out_null("tracker", ", not tracked");
+	}
+	out_text("\n");
+}
+
+static void print_release(const struct rel_report *rep)
+{
+	const struct rel_plan *p = rep->plan;
+
+	out_str("stagger", "release: %s", rel_stagger_name(p->stagger));
+	if (p->stagger == REL_STAGGER_AUTO)
+		out_str("advice", " (%s)", p->mo.together ? "model: start together" :
+			"model: stagger");
+	else
+		out_null("advice", NULL);
+	if (p->stagger == REL_STAGGER_PROGRESS)
+		out_double("fraction", " at fraction %.3f", p->fraction);
+	else
+		out_null("fraction", NULL);
+	out_text("\n");
+}
+
+/* auto: what the search found, whatever was chosen */
+static void print_search(const struct rel_plan *p, int n)
+{
+	const struct mo_report *mo = &p->mo;
+
+	if (p->stagger != REL_STAGGER_AUTO || !mo->searched) {
+		out_null("search", NULL);
+		return;
+	}
+	out_obj_open("search");
+	out_text("model: best release vector");
+	out_arr_open("best_delta_s");
+	for (int i = 0; i < n; i++)
+		out_double(NULL, " %.2f", mo->best[i]);
+	out_arr_close();
+	out_double("best_makespan_s", " s: M %.2f s", mo->best_m);
+	out_double("together_makespan_s", ", together %.2f s", mo->m0);
+	out_double("gain", NULL, mo->gain);
+	out_text(", gain %.1f%%", mo->gain * 100);
+	out_bool("together", NULL, mo->together);
+	out_text("\n");
+	out_obj_close();
+}
+
+static void print_model_input(const struct rel_plan *p, int n)
+{
+	if (!p->model) {
+		out_null("model_input", NULL);
+		return;
+	}
+	out_obj_open("model_input");
+	out_double("cache_bytes", NULL, p->sys.cache);
+	out_text("model input: cache %.0f MiB (%s), B(1) %.1f MiB/s", p->sys.cache / 1048576,
+		 p->steer ? "steered to the CXL node" : "no steering", p->sys.bw[0] / 1048576);
+	out_bool("steer", NULL, p->steer);
+	out_arr_open("bw_bps");
+	for (int k = 0; k < p->sys.nbw; k++)
+		out_double(NULL, NULL, p->sys.bw[k]);
+	out_arr_close();
+	out_arr_open("rate_bps");
+	for (int i = 0; i < n; i++) {
+		out_double(NULL, NULL, p->inst[i].rate);
+		out_text(", %s %.1f MiB/s", p->inst[i].name, p->inst[i].rate / 1048576);
+	}
+	out_arr_close();
+	out_text("\n");
+	out_obj_close();
+}
+
+/* Say so when the model expects steering to cost time. */
+static void print_nosteer(const struct rel_plan *p)
+{
+	double m = p->res.makespan, alt = p->nosteer_m;
+
+	out_double("predicted_without_steering_s", NULL, alt);
+	if (!isnan(alt) && alt < m * (1 - p->min_gain))
+		out_text("model: without steering M = %.2f s, %.0f%% less than %.2f s with it: the "
+			 "dataset (%.0f MiB) does not fit the CXL node's %.0f MiB and would evict "
+			 "itself there; consider `tandemctl config set steer off`\n",
+			 alt, (m - alt) / m * 100, m, p->sys.dataset / 1048576,
+			 p->sys.cache / 1048576);
+}
+
+static void print_prediction(const struct rel_plan *p, int i)
+{
+	const struct model_inst_result *res = &p->res.inst[i];
+
+	if (p->have)
+		out_double("predicted_end_s", " %9.3f", res->end);
+	else
+		out_null("predicted_end_s", "         -");
+	/* the model's own view of the sharing, next to the tracker's */
+	out_double("predicted_miss_bytes", NULL, p->have ? res->miss_bytes : NAN);
+	out_double("predicted_join_bytes", NULL, p->have ? res->join_bytes : NAN);
+	out_double("predicted_hit_bytes", NULL, p->have ? res->hit_bytes : NAN);
+}
+
+static void print_inst(const struct rel_report *rep, int i)
+{
+	const struct rel_run *r = rep->run;
+	const struct rel_inst *in = &r->inst[i];
+	int code, sig;
+
+	inst_exit(in, &code, &sig);
+	out_obj_open(NULL);
+	out_str("name", "%-8s", in->name);
+	out_arr_open("argv");
+	for (char **a = in->argv; a && *a; a++)
+		out_str(NULL, NULL, *a);
+	out_arr_close();
+	if (r->mode == REL_TIME) {
+		out_double("requested_s", " %9.3f", in->delta);
+	} else {
+		out_null("requested_s", NULL);
+		out_text(" %9s", "progress");
+	}
+	out_double("start_s", " %9.3f", in->start);
+	out_double("end_s", " %9.3f", in->end);
+	print_prediction(rep->plan, i);
+	/* progress:F: the fraction this one had when the next was released */
+	out_double("progress_at_next_release",
+		   NULL, r->mode == REL_PROGRESS && i + 1 < r->n ? in->loaded : NAN);
+	out_str("state", " %-8s", rel_state_name(in->state));
+	out_s64("exit", code >= 0 ? " exit %lld" : NULL, code);
+	out_s64("signal", sig ? " signal %lld" : NULL, sig);
+	if (in->have_stats) {
+		out_u64("misses", " misses %llu", in->stats.misses);
+		out_u64("own_hits", " own %llu", in->stats.own_hits);
+		out_u64("shared_hits", " shared %llu", in->stats.shared_hits);
+	} else {
+		out_null("misses", NULL);
+		out_null("own_hits", NULL);
+		out_null("shared_hits", NULL);
+	}
+	out_text("\n");
+	out_obj_close();
+}
+
+static void print_outcome(const struct rel_report *rep)
+{
+	const struct rel_run *r = rep->run;
+	const struct rel_plan *p = rep->plan;
+
+	out_double("measured_makespan_s", "measured makespan %.3f s", r->makespan);
+	if (p->have) {
+		double error = r->makespan / p->res.makespan - 1;
+
+		out_double("predicted_makespan_s", ", predicted %.3f s", p->res.makespan);
+		out_double("error", NULL, error);	/* measured / predicted - 1 */
+		out_text(" (error %+.1f%%)", error * 100);
+	} else {
+		out_null("predicted_makespan_s", NULL);
+		out_null("error", NULL);
+	}
+	out_text("\n");
+	out_s64("interrupted_by", r->interrupted ? "interrupted by signal %lld\n" : NULL,
+		r->interrupted);
+	out_s64("failed", r->nfailed ? "%lld instance(s) failed\n" : NULL, r->nfailed);
+	out_s64("skipped", r->nskipped ? "%lld instance(s) not started\n" : NULL, r->nskipped);
+}
+
+static void print_residency(const struct rel_report *rep)
+{
+	const struct rel_module *m = rep->module;
+	const struct rel_run *r = rep->run;
+
+	out_u64("page_size", NULL, REPORT_PAGE_SIZE);
+	out_str("residency_source", r->residency_source ? "residency (%s):" : NULL,
+		r->residency_source);
+	out_arr_open("residency_bytes_per_node");
+	for (int k = 0; k < r->nres_nodes && r->residency_source; k++) {
+		out_double(NULL, NULL, r->residency[k]);
+		out_text(" node%d %.1f MiB", k, r->residency[k] / 1048576);
+	}
+	out_arr_close();
+	if (!r->residency_source)
+		return;
+	if (m && m->registered)
+		out_text(", steered %llu pages, prefetched %llu", (unsigned long long)m->steered,
+			 (unsigned long long)m->prefetched);
+	out_text("\n");
+}
+
+void rel_report_print(const struct rel_report *rep)
+{
+	const struct rel_run *r = rep->run;
+
+	out_obj_open(NULL);
+	out_s64("tandem_run", NULL, 1);
+	print_registration(rep);
+	print_release(rep);
+	print_search(rep->plan, r->n);
+	print_model_input(rep->plan, r->n);
+	print_nosteer(rep->plan);
+	out_text("name     requested     start       end predicted\n");
+	out_arr_open("instances");
+	for (int i = 0; i < r->n; i++)
+		print_inst(rep, i);
+	out_arr_close();
+	print_outcome(rep);
+	print_residency(rep);
+	out_obj_close();
+}
+
+int rel_report_save(const struct rel_report *rep, const char *path)
+{
+	struct out_printer saved;
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	out_redirect(&saved, f, true, true);
+	rel_report_print(rep);
+	err = out_finish();
+	out_restore(&saved);
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Page-cache sharing tracker, userspace side: load the BPF programs and pin
+ * them (load.c), find and remove the pins (pins.c), work on the pinned maps
+ * from any later process (tracker.c: datasets, jobs) and read them all at
+ * once (snapshot.c). State lives in the pinned maps and in struct tracker,
+ * the caller's open maps; nothing here is kept between calls.
+ *
+ * The pin directory is /sys/fs/bpf/tandem/tracker, or $TANDEM_TRACKER_DIR
+ * (tests use their own so they never disturb a tracker in use).
+ */
+#ifndef TANDEM_CTL_TRACKER_H
+#define TANDEM_CTL_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../../bpf/tracker.h"	/* the map types shared with the BPF side */
+
+#define TRACKER_DEFAULT_DIR		"/sys/fs/bpf/tandem/tracker"
+#define TRACKER_DEFAULT_MAX_PAGES	131072	/* 512 MiB of dataset pages */
+#define TRACKER_DEFAULT_MAX_FILES	16384
+
+enum tracker_kind {
+	TRACKER_KIND_ANY = 0,
+	TRACKER_KIND_TRACEPOINT,
+	TRACKER_KIND_FENTRY,
+	TRACKER_KIND_KPROBE,
+};
+
+struct tracker_load_opts {
+	uint32_t max_pages;		/* 0: default */
+	uint32_t max_files;		/* 0: default */
+	enum tracker_kind prefer;	/* try this kind first where offered */
+	bool verbose;			/* libbpf's messages to stderr */
+};
+
+/* the pin directory in use */
+const char *tracker_dir(void);
+bool tracker_is_loaded(void);
+int tracker_load(const struct tracker_load_opts *opts);
+int tracker_unload(void);
+/* load with default options unless already loaded; *loaded says which */
+int tracker_ensure_loaded(bool *loaded);
+int tracker_kind_parse(const char *s, enum tracker_kind *kind);
+
+/* The pinned maps, opened by path. */
+struct tracker {
+	int files_fd;
+	int pages_fd;
+	int tasks_fd;
+	int jobs_fd;
+	int datasets_fd;
+	int counts_fd;
+	int matrix_fd;
+	int global_fd;
+	int meta_fd;
+	int filter_fd;
+	uint32_t filter_words;	/* the filter's max_entries */
+	int lock_fd;
+	int ncpus;
+};
+
+int tracker_open(struct tracker *t);
+void tracker_close(struct tracker *t);
+/* serialise id allocation between tandemctl processes (flock) */
+int tracker_lock(struct tracker *t);
+void tracker_unlock(struct tracker *t);
+
+/* Datasets: NAME is created on first use; PATHs are files or directories. */
+struct tracker_add_result {
+	uint32_t dataset;
+	uint32_t added;		/* files newly registered */
+	uint32_t present;	/* already registered (to this or another dataset) */
+	uint64_t pages;		/* pages of the newly registered files */
+};
+int tracker_dataset_add(struct tracker *t, const char *name,
+			char *const *paths, int npaths,
+			struct tracker_add_result *res);
+/*
+ * The same, when a tracker is loaded (0 when none is): `dataset add` gives a
+ * loaded tracker the files it registered with tandem.ko, under the same name.
+ */
+int tracker_dataset_add_if_loaded(const char *name, char *const *paths, int npaths);
+/* find by decimal id or by name; -ENOENT if neither */
+int tracker_dataset_find(struct tracker *t, const char *id_or_name, uint32_t *id);
+
+/* Jobs */
+int tracker_job_new(struct tracker *t, const char *name, uint32_t dataset,
+		    uint32_t *id);
+int tracker_job_find(struct tracker *t, const char *id_or_name, uint32_t *id);
+/* register a process (by tgid) with a job; it and its later children count */
+int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid);
+/* the process and its current descendants (from /proc) */
+int tracker_job_add_tree(struct tracker *t, uint32_t job, pid_t pid, int *nadded);
+int tracker_job_set_root(struct tracker *t, uint32_t job, pid_t pid);
+int tracker_job_set_exit(struct tracker *t, uint32_t job, int exit_code);
+
+/* A summed, consistent-enough copy of every counter (for stats). */
+struct tracker_count_row {
+	struct tandem_trk_ckey key;
+	struct tandem_trk_counts c;
+};
+
+struct tracker_matrix_row {
+	struct tandem_trk_mkey key;
+	uint64_t pages;
+};
+
+struct tracker_job_row {
+	uint32_t id;
+	uint32_t nproc;		/* live processes now */
+	struct tandem_trk_job job;
+};
+
+struct tracker_dataset_row {
+	uint32_t id;
+	struct tandem_trk_dataset ds;
+};
+
+struct tracker_snapshot {
+	struct tracker_count_row *counts;
+	size_t ncounts;
+	struct tracker_matrix_row *matrix;
+	size_t nmatrix;
+	struct tracker_job_row *jobs;
+	size_t njobs;
+	struct tracker_dataset_row *datasets;
+	size_t ndatasets;
+	struct tandem_trk_global global;
+	struct tandem_trk_meta meta;
+	uint64_t pages_tracked;		/* pages with a state now (meta) */
+	/*
+	 * Pages without a state although cached: failed inserts (max_pages
+	 * reached) plus states lost otherwise (inserted - removed - tracked).
+	 */
+	uint64_t overflow;
+};
+
+int tracker_snapshot_read(struct tracker *t, struct tracker_snapshot *s);
+void tracker_snapshot_free(struct tracker_snapshot *s);
+/* one (job, dataset) row, summed; zeroes when absent */
+struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *s,
+						 uint32_t job, uint32_t dataset);
+
+/* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
+uint64_t tracker_kdev(dev_t dev);
+
+#endif
