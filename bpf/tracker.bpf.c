@@ -10,7 +10,7 @@
  * tasks (is the process in a job) and files (is this a dataset file).
  *
  * Several programs implement each access hook; the loader
- * (ctl/tracker_load.c) keeps exactly one per hook with
+ * (ctl/tracker/load.c) keeps exactly one per hook with
  * bpf_program__set_autoload() from its attach table.
  */
 #include "vmlinux.h"
@@ -721,7 +721,7 @@ static __always_inline void on_set_pte_range(struct folio *folio, struct page *p
 	if (!f)
 		return;
 	index = tandem_folio_page_index(folio, page);
-	account(job, f->file_id, f->dataset, index, index + nr - 1, 0);
+	account(job, f->file_id, f->dataset, index, index + nr - 1, 0, NULL);
 }
 
 SEC("fentry/set_pte_range")
