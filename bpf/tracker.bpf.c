@@ -403,18 +403,33 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 
 /* ---- read(), batch flavour (6.1): the folios filemap_get_pages() found ---- */
 
+/*
+ * A copy of the batch's folio pointers, per CPU: off the stack, which
+ * 6.1's verifier counts together with bpf_loop's callback frame (512 B).
+ */
+struct folio_copy {
+	struct folio *folios[32];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct folio_copy);
+} folio_copy SEC(".maps");
+
 static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 					 struct folio_batch *fbatch)
 {
 	struct address_space *mapping;
 	struct tandem_trk_file *f;
 	struct folio *head, *tail;
-	struct folio *folios[32] = {};
+	struct folio_copy *fc;
 	__u64 pos, count, first, last, lo, hi, hint;
 	struct tandem_trk_file_key key = {};
 	struct pending *p;
 	unsigned int nr, size;
-	__u32 job;
+	__u32 job, zero = 0;
 
 	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
 	if (!file_key(mapping, &key))
@@ -436,18 +451,21 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	last = (pos + count - 1) >> PAGE_SHIFT_4K;
 	/*
 	 * The batch is contiguous: first folio's start to last folio's end.
-	 * Copied to the stack so that indexing needs no arithmetic on a
+	 * Copied (folio_copy) so that indexing needs no arithmetic on a
 	 * kernel pointer; its size (15 folios in 6.1, 31 in 6.18) relocates.
 	 */
+	fc = bpf_map_lookup_elem(&folio_copy, &zero);
+	if (!fc)
+		return;
 	size = bpf_core_field_size(fbatch->folios);
-	if (size > sizeof(folios))
-		size = sizeof(folios);
-	if (nr > size / sizeof(folios[0]))
+	if (size > sizeof(fc->folios))
+		size = sizeof(fc->folios);
+	if (nr > size / sizeof(fc->folios[0]))
 		return;
-	if (bpf_probe_read_kernel(folios, size, &fbatch->folios))
+	if (bpf_probe_read_kernel(fc->folios, size, &fbatch->folios))
 		return;
-	head = folios[0];
-	tail = folios[(nr - 1) & 31];
+	head = fc->folios[0];
+	tail = fc->folios[(nr - 1) & 31];
 	lo = BPF_CORE_READ(head, index);
 	hi = BPF_CORE_READ(tail, index) + tandem_folio_nr_pages(tail) - 1;
 	/* the first folio's extent, if it has one, starts at its index */

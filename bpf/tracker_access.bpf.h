@@ -117,12 +117,11 @@ static __always_inline __u64 map_extent(struct access_ctx *ac, struct tandem_trk
 		    a + (1ULL << k) - 1 <= b)
 			s = 1U << k;
 	}
-	ext_copy(&cc.src, e);
 	cc.base = ac->base;
 	cc.head = head;
 	cc.h = a;
 	cc.s = s;
-	carve(&cc, ac->file_id, true);
+	carve(&cc, e, ac->file_id, true);
 	key = ac->base | a;
 	blk = bpf_map_lookup_elem(&pages, &key);
 	if (!blk || blk->nr != s)

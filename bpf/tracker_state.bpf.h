@@ -194,45 +194,78 @@ static __always_inline void ext_slice(const struct ext_src *src, __u64 off,
  * combination of them; at most log2(nr) + 1 updates in all.
  */
 struct carve_ctx {
-	struct ext_src src;
 	__u64 base;
 	__u64 head;
 	__u64 h;
 	__u32 s;
-	__u32 pad;
+	__u32 nr;		/* the split extent's size */
 };
+
+/*
+ * The split extent's copy and the slice being written, per CPU, not on the
+ * stack: the verifier counts a bpf_loop() callback's frame together with
+ * its caller's (512 B in all), and carving runs inside the access loop.
+ * Only tracepoint programs carve (map_pages, page_fault_user, evict), and
+ * tracepoints run with preemption off, so no other carve on this CPU can
+ * come between.
+ */
+struct carve_buf {
+	struct ext_src src;
+	struct tandem_trk_page dst;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct carve_buf);
+} carve_bufs SEC(".maps");
+
+static __always_inline struct carve_buf *carve_buf(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&carve_bufs, &zero);
+}
 
 static long carve_level(__u32 l, void *data)
 {
 	struct carve_ctx *cc = data;
-	struct tandem_trk_page dst;
-	__u32 half = cc->src.nr >> ((l + 1) & 15);
+	struct carve_buf *cb = carve_buf();
+	__u32 half = cc->nr >> ((l + 1) & 15);
 	__u64 sib, key;
 
-	if (half < cc->s || !half)
+	if (!cb || half < cc->s || !half)
 		return 1;
 	sib = (cc->h & ~((__u64)half - 1)) ^ half;
-	ext_slice(&cc->src, sib - cc->head, half, &dst);
+	ext_slice(&cb->src, sib - cc->head, half, &cb->dst);
 	key = cc->base | sib;
-	bpf_map_update_elem(&pages, &key, &dst, BPF_ANY);
+	bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY);
 	return 0;
 }
 
-static __always_inline void carve(struct carve_ctx *cc, __u32 file_id, bool keep)
+/* split extent E (at cc->head) as described above */
+static __always_inline void carve(struct carve_ctx *cc, const struct tandem_trk_page *e,
+				  __u32 file_id, bool keep)
 {
-	struct tandem_trk_page dst;
+	struct carve_buf *cb = carve_buf();
 	__u64 key = cc->base | cc->h;
 
+	if (!cb)
+		return;
+	/* copied first: a half may take the old key */
+	ext_copy(&cb->src, e);
+	cc->nr = cb->src.nr;
 	bpf_loop(EXT_ORDERS - 1, carve_level, cc, 0);
 	if (keep) {
-		ext_slice(&cc->src, cc->h - cc->head, cc->s, &dst);
-		bpf_map_update_elem(&pages, &key, &dst, BPF_ANY);
+		ext_slice(&cb->src, cc->h - cc->head, cc->s, &cb->dst);
+		bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY);
 	} else if (cc->h == cc->head) {
 		/* no half took the old key */
 		bpf_map_delete_elem(&pages, &key);
 	}
 	/* sizes s .. nr / 2 were made; a size 2^k is bit k of an orders mask */
-	file_orders_add(file_id, (cc->src.nr - 1) & ~(cc->s - 1));
+	file_orders_add(file_id, (cc->nr - 1) & ~(cc->s - 1));
 }
 
 /* ---- insert and evict: one extent per folio ---- */
@@ -432,12 +465,11 @@ static __always_inline int on_evict(struct folio *folio)
 	}
 	if (e->nr > fa.nr) {
 		/* a part of a folio the kernel split: carve it out of its extent */
-		ext_copy(&cc.src, e);
 		cc.base = fa.base;
 		cc.head = head;
 		cc.h = fa.index;
 		cc.s = fa.nr;
-		carve(&cc, fa.file_id, false);
+		carve(&cc, e, fa.file_id, false);
 		evicted(loader, fa.dataset, fa.nr);
 		budget_give(fa.nr);
 		GLOBAL_INC(removed, fa.nr);
