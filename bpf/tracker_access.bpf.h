@@ -100,7 +100,6 @@ static __always_inline __u64 map_extent(struct access_ctx *ac, struct tandem_trk
 					__u64 head, __u64 a, __u64 b)
 {
 	struct tandem_trk_page *blk;
-	struct carve_ctx cc;
 	__u64 key;
 	__u32 s = 1;
 
@@ -117,11 +116,7 @@ static __always_inline __u64 map_extent(struct access_ctx *ac, struct tandem_trk
 		    a + (1ULL << k) - 1 <= b)
 			s = 1U << k;
 	}
-	cc.base = ac->base;
-	cc.head = head;
-	cc.h = a;
-	cc.s = s;
-	carve(&cc, e, ac->file_id, true);
+	carve(ac->base, head, a, s, e, ac->file_id, true);
 	key = ac->base | a;
 	blk = bpf_map_lookup_elem(&pages, &key);
 	if (!blk || blk->nr != s)

@@ -212,6 +212,7 @@ struct carve_ctx {
 struct carve_buf {
 	struct ext_src src;
 	struct tandem_trk_page dst;
+	struct carve_ctx cc;	/* here too: 6.12 counted 528 B with it on the stack */
 };
 
 struct {
@@ -230,12 +231,16 @@ static __always_inline struct carve_buf *carve_buf(void)
 
 static long carve_level(__u32 l, void *data)
 {
-	struct carve_ctx *cc = data;
 	struct carve_buf *cb = carve_buf();
-	__u32 half = cc->nr >> ((l + 1) & 15);
+	struct carve_ctx *cc;
+	__u32 half;
 	__u64 sib, key;
 
-	if (!cb || half < cc->s || !half)
+	if (!cb)
+		return 1;
+	cc = &cb->cc;
+	half = cc->nr >> ((l + 1) & 15);
+	if (half < cc->s || !half)
 		return 1;
 	sib = (cc->h & ~((__u64)half - 1)) ^ half;
 	ext_slice(&cb->src, sib - cc->head, half, &cb->dst);
@@ -244,19 +249,25 @@ static long carve_level(__u32 l, void *data)
 	return 0;
 }
 
-/* split extent E (at cc->head) as described above */
-static __always_inline void carve(struct carve_ctx *cc, const struct tandem_trk_page *e,
-				  __u32 file_id, bool keep)
+/* split extent E (first page HEAD) as described above */
+static __always_inline void carve(__u64 base, __u64 head, __u64 h, __u32 s,
+				  const struct tandem_trk_page *e, __u32 file_id, bool keep)
 {
 	struct carve_buf *cb = carve_buf();
-	__u64 key = cc->base | cc->h;
+	__u64 key = base | h;
+	struct carve_ctx *cc;
 
 	if (!cb)
 		return;
+	cc = &cb->cc;
+	cc->base = base;
+	cc->head = head;
+	cc->h = h;
+	cc->s = s;
 	/* copied first: a half may take the old key */
 	ext_copy(&cb->src, e);
 	cc->nr = cb->src.nr;
-	bpf_loop(EXT_ORDERS - 1, carve_level, cc, 0);
+	bpf_loop(EXT_ORDERS - 1, carve_level, NULL, 0);
 	if (keep) {
 		ext_slice(&cb->src, cc->h - cc->head, cc->s, &cb->dst);
 		bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY);
@@ -435,7 +446,6 @@ static __always_inline int on_evict(struct folio *folio)
 	struct folio_at fa = {};
 	struct evict_ctx ec = {};
 	struct tandem_trk_page *e;
-	struct carve_ctx cc;
 	__u64 key, head;
 	__u32 loader;
 
@@ -465,11 +475,7 @@ static __always_inline int on_evict(struct folio *folio)
 	}
 	if (e->nr > fa.nr) {
 		/* a part of a folio the kernel split: carve it out of its extent */
-		cc.base = fa.base;
-		cc.head = head;
-		cc.h = fa.index;
-		cc.s = fa.nr;
-		carve(&cc, e, fa.file_id, false);
+		carve(fa.base, head, fa.index, fa.nr, e, fa.file_id, false);
 		evicted(loader, fa.dataset, fa.nr);
 		budget_give(fa.nr);
 		GLOBAL_INC(removed, fa.nr);
