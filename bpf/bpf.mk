@@ -5,16 +5,20 @@
 #   $(B)/bpf/tracker.bpf.o      the page-cache sharing tracker
 #   $(B)/gen/tracker.skel.h     its skeleton, included by ctl/tracker/load.c
 #   $(B)/bench/cachestat        the peer for bench/tracker (libbpf-tools style)
+#   $(B)/bench/seqread, progstat  bench/tracker's reader and BPF run-time reader
+# The three bench tools are static, so that bench/tracker/vm.sh runs them in
+# the VM rig's busybox image unchanged.
 
 BPFTOOL     ?= bpftool
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 BPF_ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-BPF_CFLAGS  := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+BPF_CFLAGS  := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	-I$(B)/gen -Ibpf
 BPF_HDRS    := $(wildcard bpf/*.h)
 
 CTL_LDLIBS  += -lbpf -lelf -lz
-ALL_TARGETS += $(B)/gen/tracker.skel.h $(B)/bench/cachestat $(B)/bench/seqread
+ALL_TARGETS += $(B)/gen/tracker.skel.h $(B)/bench/cachestat $(B)/bench/seqread \
+	$(B)/bench/progstat
 
 $(B)/gen/vmlinux.h:
 	@mkdir -p $(dir $@)
@@ -45,7 +49,11 @@ $(B)/bpf/cachestat.bpf.o: bench/tracker/cachestat.bpf.c $(B)/gen/vmlinux.h
 
 $(B)/bench/cachestat: bench/tracker/cachestat.c $(B)/gen/cachestat.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
+	$(CC) $(CFLAGS) -static -o $@ $< -lbpf -lelf -lz
+
+$(B)/bench/progstat: bench/tracker/progstat.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $< -lbpf -lelf -lz
 
 
 # keep the objects between the compile and the skeleton steps
@@ -53,4 +61,4 @@ $(B)/bench/cachestat: bench/tracker/cachestat.c $(B)/gen/cachestat.skel.h
 
 $(B)/bench/seqread: bench/tracker/seqread.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) -static -o $@ $<

@@ -65,7 +65,7 @@ static __always_inline __u64 tandem_page_index(struct page *page)
  * The mmap fallback's attach point: "mm: convert do_set_pte() to
  * set_pte_range()" (v6.5) replaced do_set_pte(vmf, page, addr), one page,
  * by set_pte_range(vmf, folio, page, nr, addr), nr pages of folio from
- * page on. Both are in the attach table (ctl/tracker_load.c); the loader
+ * page on. Both are in the attach table (ctl/tracker/load.c); the loader
  * keeps the one the kernel has. A page of a large folio carries no index
  * of its own: it is the folio's plus the page's offset in the folio's
  * memmap (struct page's size relocated from the kernel's BTF).

@@ -4,12 +4,13 @@
  * into the page cache), read again by the job that loaded them (own hits),
  * read by another job (shared hits, with the loader), and evicted.
  *
- * Hot-path rule: an event on a file that is not a dataset file costs at
- * most two hash lookups (tasks: is the process in a job; files: is this a
- * dataset file) and returns; no lock, no allocation.
+ * Hot-path rule: an event on a file that is not a dataset file costs a few
+ * loads and a test in the filter bitmap (no map lookup, no lock, no
+ * allocation) and returns; what passes the filter pays the lookups in
+ * tasks (is the process in a job) and files (is this a dataset file).
  *
  * Several programs implement each access hook; the loader
- * (ctl/tracker_load.c) keeps exactly one per hook with
+ * (ctl/tracker/load.c) keeps exactly one per hook with
  * bpf_program__set_autoload() from its attach table.
  */
 #include "vmlinux.h"
@@ -37,12 +38,16 @@ struct {
 	__type(value, struct tandem_trk_file);
 } files SEC(".maps");
 
+/* see tracker.h; sized by the loader, bits set by tandemctl */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 131072);	/* set by the loader (--max-pages) */
-	__type(key, __u64);
-	__type(value, struct tandem_trk_page);
-} pages SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} filter SEC(".maps");
+
+/* filter's max_entries, a power of two, set by the loader */
+const volatile __u32 filter_words = 64;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -102,14 +107,26 @@ struct {
 
 /*
  * The read tracepoint reports the whole requested range each time the read
- * loop refills its folio batch; what the previous batch consumed is only
- * known when the next event of the same read arrives (or the thread exits).
- * One pending range per thread, in task storage so it dies with the thread.
+ * loop refills its folio batch; what the read consumed is only known when
+ * the thread's next read starts (or the thread exits). One pending range
+ * per thread, in task storage so it dies with the thread; the later events
+ * of the same read only move `cur`. A read that starts on the page after
+ * the range (a sequential reader) extends it, up to MERGE_PAGES, so that
+ * the states and counters are looked up once per range, not per read();
+ * the batch flavour (6.1) keeps its batches the same way. The thread's
+ * last dataset file is kept too (mapping, ino: file_id, dataset), so that
+ * its next read of the same file needs no lookup in files.
  */
+#define MERGE_PAGES	1024	/* 4 MiB: what a stats may not see yet, per thread */
+
 struct pending {
-	__u64 first;		/* first page not yet counted */
+	__u64 first;		/* first page of the read */
+	__u64 cur;		/* first page of its latest batch */
 	__u64 last;		/* last page of the read, clamped to EOF */
 	__u64 req_last;		/* last page as the tracepoint reported it */
+	__u64 mapping;		/* the file of the read, and the last one seen */
+	__u64 ino;
+	__u64 hint;		/* where the last read ended: see access_ctx */
 	__u32 file_id;
 	__u32 dataset;
 	__u32 valid;
@@ -159,20 +176,34 @@ static __always_inline __u32 current_job(void)
 	return job ? *job : 0;
 }
 
-static __always_inline struct tandem_trk_file *
-lookup_file(struct address_space *mapping)
+/*
+ * Is (dev, ino) perhaps a dataset file? An array lookup the verifier turns
+ * into a few instructions, and a bit test: the filter every hook applies
+ * before it looks anything up.
+ */
+static __always_inline bool file_maybe(const struct tandem_trk_file_key *key)
 {
-	struct tandem_trk_file_key key = {};
+	__u64 h = tandem_trk_filter_hash(key->dev, key->ino);
+	__u32 w = TANDEM_TRK_FILTER_WORD(h, filter_words);
+	__u64 *word = bpf_map_lookup_elem(&filter, &w);
+
+	return word && ((*word >> TANDEM_TRK_FILTER_BIT(h)) & 1);
+}
+
+/* the inode's key, and whether it passes the filter */
+static __always_inline bool file_key(struct address_space *mapping,
+				     struct tandem_trk_file_key *key)
+{
 	struct inode *host;
 
 	if (!mapping)
-		return NULL;
+		return false;
 	host = BPF_CORE_READ(mapping, host);
 	if (!host)
-		return NULL;
-	key.dev = BPF_CORE_READ(host, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(host, i_ino);
-	return bpf_map_lookup_elem(&files, &key);
+		return false;
+	key->dev = BPF_CORE_READ(host, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(host, i_ino);
+	return file_maybe(key);
 }
 
 /*
@@ -180,19 +211,38 @@ lookup_file(struct address_space *mapping)
  * pointers: plain loads (the verifier guards them) instead of helper calls.
  * This is the check every read of every file pays, so it is kept cheap.
  */
+static __always_inline bool file_key_btf(struct address_space *mapping,
+					 struct tandem_trk_file_key *key)
+{
+	struct inode *host;
+
+	if (!mapping)
+		return false;
+	host = mapping->host;
+	if (!host)
+		return false;
+	key->dev = host->i_sb->s_dev;
+	key->ino = host->i_ino;
+	return file_maybe(key);
+}
+
+static __always_inline struct tandem_trk_file *
+lookup_file(struct address_space *mapping)
+{
+	struct tandem_trk_file_key key = {};
+
+	if (!file_key(mapping, &key))
+		return NULL;
+	return bpf_map_lookup_elem(&files, &key);
+}
+
 static __always_inline struct tandem_trk_file *
 lookup_file_btf(struct address_space *mapping)
 {
 	struct tandem_trk_file_key key = {};
-	struct inode *host;
 
-	if (!mapping)
+	if (!file_key_btf(mapping, &key))
 		return NULL;
-	host = mapping->host;
-	if (!host)
-		return NULL;
-	key.dev = host->i_sb->s_dev;
-	key.ino = host->i_ino;
 	return bpf_map_lookup_elem(&files, &key);
 }
 
@@ -240,116 +290,10 @@ static __always_inline void matrix_add(__u32 reader, __u32 loader,
 		GLOBAL_INC(counter_full, 1);
 }
 
-/* ---- insert and evict: per page of the folio ---- */
+#include "tracker_state.bpf.h"
+#include "tracker_access.bpf.h"
 
-/*
- * Loop contexts for bpf_loop(). Since 6.7 the verifier walks a callback as
- * a loop until its states converge, so no branch may depend on a counter
- * kept here (that would make it precise and every iteration a new state):
- * the counters are only ever added, unconditionally.
- */
-struct folio_ctx {
-	__u64 key;		/* state key of the folio's first page */
-	__u32 job;
-	__u32 dataset;
-	__u32 done;		/* insert: new states; evict: states removed */
-	__u32 failed;		/* insert: states not stored */
-	__u32 nr;		/* pages in the folio */
-	__u32 pad;
-};
-
-static long insert_one(__u32 i, void *data)
-{
-	struct folio_ctx *fc = data;
-	struct tandem_trk_page st = {
-		.loader = fc->job, .flags = TANDEM_TRK_PAGE_FRESH,
-		.folio_first = (__u32)fc->key, .folio_nr = fc->nr,
-	};
-	__u64 key = fc->key + i;
-
-	/* a state left by a racing delete is replaced, not counted twice */
-	if (!bpf_map_update_elem(&pages, &key, &st, BPF_NOEXIST))
-		fc->done++;
-	else if (bpf_map_update_elem(&pages, &key, &st, BPF_ANY))
-		fc->failed++;
-	return 0;
-}
-
-static long evict_one(__u32 i, void *data)
-{
-	struct folio_ctx *fc = data;
-	__u64 key = fc->key + i;
-	struct tandem_trk_page *st;
-	struct tandem_trk_counts *c;
-	__u32 loader = 0;
-
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (st) {
-		loader = st->loader;
-		if (!bpf_map_delete_elem(&pages, &key))
-			fc->done++;
-	}
-	c = counts_of(loader, fc->dataset);
-	if (c)
-		__sync_fetch_and_add(&c->evict, 1);
-	return 0;
-}
-
-/* folio's file, first state key and page count; 0 when not a dataset page */
-static __always_inline __u32 folio_target(struct folio *folio,
-					  struct folio_ctx *fc)
-{
-	struct tandem_trk_file *f = lookup_file_btf(folio->mapping);
-	__u64 index;
-	__u32 nr;
-
-	if (!f)
-		return 0;
-	index = BPF_CORE_READ(folio, index);
-	nr = tandem_folio_nr_pages(folio);
-	if (nr > MAX_FOLIO_PAGES)
-		nr = MAX_FOLIO_PAGES;
-	if ((index + nr) >> 32) {
-		GLOBAL_INC(index_too_big, nr);
-		return 0;
-	}
-	fc->key = ((__u64)f->file_id << 32) | index;
-	fc->dataset = f->dataset;
-	fc->nr = nr;
-	return nr;
-}
-
-static __always_inline int on_insert(struct folio *folio)
-{
-	struct folio_ctx fc = {};
-	struct tandem_trk_counts *c;
-	__u32 nr = folio_target(folio, &fc);
-
-	if (!nr)
-		return 0;
-	/* readahead runs in the reader's context: its job is the loader */
-	fc.job = current_job();
-	bpf_loop(nr, insert_one, &fc, 0);
-	c = counts_of(fc.job, fc.dataset);
-	if (c)
-		__sync_fetch_and_add(&c->miss, nr);
-	GLOBAL_INC(inserted, fc.done);
-	GLOBAL_INC(insert_failed, fc.failed);
-	return 0;
-}
-
-static __always_inline int on_evict(struct folio *folio)
-{
-	struct folio_ctx fc = {};
-	__u32 nr = folio_target(folio, &fc);
-
-	if (!nr)
-		return 0;
-	bpf_loop(nr, evict_one, &fc, 0);
-	GLOBAL_INC(removed, fc.done);
-	GLOBAL_INC(evict_unknown, nr - fc.done);
-	return 0;
-}
+/* ---- insert and evict: one extent per folio (tracker_state.bpf.h) ---- */
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(trk_tp_insert, struct folio *folio)
@@ -363,158 +307,12 @@ int BPF_PROG(trk_tp_evict, struct folio *folio)
 	return on_evict(folio);
 }
 
-/* ---- accesses: a range of cached pages read or mapped by a job ---- */
-
-struct access_ctx {
-	__u64 base;		/* file_id << 32 */
-	__u64 first;		/* first page of the range */
-	__u64 next;		/* read_segment: first page not yet counted */
-	__u64 last;		/* last page of the range */
-	__u64 mapper;		/* mmap: mapping stamp for dedup; 0 for reads */
-	__u32 job;
-	__u32 dataset;
-	__u32 first_access;
-	__u32 own;
-	__u32 shared;
-	__u32 unknown;
-	__u32 loader;		/* loader of the current run of shared hits */
-	__u32 run;		/* its length: one matrix update per run */
-};
-
-static __always_inline void count_shared(struct access_ctx *ac, __u32 loader,
-					 __u32 n)
-{
-	if (loader != ac->loader) {
-		matrix_add(ac->job, ac->loader, ac->dataset, ac->run);
-		ac->loader = loader;
-		ac->run = 0;
-	}
-	ac->run += n;
-	ac->shared += n;
-}
-
-/* one page of loader LOADER with state ST read or mapped by the job */
-static __always_inline void count_page(struct access_ctx *ac,
-				       struct tandem_trk_page *st)
-{
-	if (st->loader != ac->job) {
-		count_shared(ac, st->loader, 1);
-	} else if (st->flags & TANDEM_TRK_PAGE_FRESH) {
-		/* the access that follows the job's own miss: not a hit */
-		st->flags &= ~TANDEM_TRK_PAGE_FRESH;
-		ac->first_access++;
-	} else {
-		ac->own++;
-	}
-}
-
-/*
- * mmap: page by page. Pages without a state were not cached, so were not
- * mapped; a page this process mapped already is not counted again.
- */
-static long map_page(__u32 i, void *data)
-{
-	struct access_ctx *ac = data;
-	__u64 key = ac->base | (ac->first + i);
-	struct tandem_trk_page *st;
-
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (!st || st->mapper == ac->mapper)
-		return 0;
-	st->mapper = ac->mapper;
-	count_page(ac, st);
-	return 0;
-}
-
-/*
- * read(): every page of the range was copied from the cache, so a page
- * without a state was cached before tracking began (or lost its state to
- * the LRU). Cached reads are the hot path: a folio's pages share their
- * loader, so one lookup serves the whole part of a large folio in the
- * range when its first and last pages agree; pages still fresh, and folios
- * whose pages disagree, go page by page.
- */
-static long read_segment(__u32 i, void *data)
-{
-	struct access_ctx *ac = data;
-	struct tandem_trk_page *st, *end_st;
-	__u64 idx = ac->next, end, key;
-
-	if (idx > ac->last)
-		return 1;
-	key = ac->base | idx;
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (!st) {
-		ac->unknown++;
-		count_shared(ac, 0, 1);
-		ac->next = idx + 1;
-		return 0;
-	}
-	end = (__u64)st->folio_first + st->folio_nr - 1;
-	if (end < idx || end > ac->last)
-		end = end < idx ? idx : ac->last;
-	if (end > idx && !(st->flags & TANDEM_TRK_PAGE_FRESH)) {
-		key = ac->base | end;
-		end_st = bpf_map_lookup_elem(&pages, &key);
-		if (!end_st || end_st->loader != st->loader || end_st->flags != st->flags)
-			end = idx;
-	} else {
-		end = idx;
-	}
-	ac->next = end + 1;
-	if (end == idx)
-		count_page(ac, st);
-	else if (st->loader != ac->job)
-		count_shared(ac, st->loader, end - idx + 1);
-	else
-		ac->own += end - idx + 1;
-	return 0;
-}
-
-static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
-				    __u64 first, __u64 last, __u64 mapper)
-{
-	struct access_ctx ac = {
-		.job = job, .dataset = dataset, .mapper = mapper,
-		.base = (__u64)file_id << 32, .first = first, .next = first,
-	};
-	struct tandem_trk_counts *c;
-	__u64 n;
-
-	if (last < first)
-		return;
-	if (last >> 32) {
-		GLOBAL_INC(index_too_big, 1);
-		return;
-	}
-	n = last - first + 1;
-	if (n > MAX_RANGE_PAGES) {
-		GLOBAL_INC(range_capped, n - MAX_RANGE_PAGES);
-		n = MAX_RANGE_PAGES;
-	}
-	ac.last = first + n - 1;
-	/* at most one iteration per page; read_segment stops early */
-	if (mapper)
-		bpf_loop(n, map_page, &ac, 0);
-	else
-		bpf_loop(n, read_segment, &ac, 0);
-	/* the last run; an empty one adds 0 to the (job, 0) entry */
-	matrix_add(job, ac.loader, dataset, ac.run);
-	GLOBAL_INC(access_unknown, ac.unknown);
-	c = counts_of(job, dataset);
-	if (!c)
-		return;
-	__sync_fetch_and_add(&c->first_access, ac.first_access);
-	__sync_fetch_and_add(&c->own_hit, ac.own);
-	__sync_fetch_and_add(&c->shared_hit, ac.shared);
-}
-
 /* ---- read(), tracepoint flavour (6.18): requested ranges ---- */
 
 static __always_inline void pending_flush(struct pending *p, __u32 job)
 {
 	if (p->valid && job)
-		account(job, p->file_id, p->dataset, p->first, p->last, 0);
+		account(job, p->file_id, p->dataset, p->first, p->last, 0, &p->hint);
 	p->valid = 0;
 }
 
@@ -522,47 +320,103 @@ SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	     unsigned long last_index)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct tandem_trk_file_key key = {};
+	struct task_struct *task;
 	struct tandem_trk_file *f;
 	struct pending *p;
-	__u32 job = current_job();
-	__s64 eof;
+	__u32 job, file_id, dataset;
+	__s64 size;
 
+	if (!file_key_btf(mapping, &key))
+		return 0;
+#if TRK_PROF == 1
+	return 0;
+#endif
+	task = bpf_get_current_task_btf();
+	p = bpf_task_storage_get(&pending, task, NULL, 0);
+#if TRK_PROF == 2
+	return 0;
+#endif
+	if (p && p->valid && p->mapping == (__u64)mapping && p->ino == key.ino) {
+		/* the same read continuing: its pages are counted when it is over */
+		if (p->req_last == last_index && index > p->cur && index <= p->last + 1) {
+			p->cur = index;
+			return 0;
+		}
+		/* the next read of the file, right after it: one range */
+		if (index == p->last + 1 && p->last - p->first < MERGE_PAGES) {
+			size = mapping->host->i_size;
+			if (size > 0 && index <= (__u64)(size - 1) >> PAGE_SHIFT_4K) {
+				p->cur = index;
+				p->req_last = last_index;
+				p->last = (size - 1) >> PAGE_SHIFT_4K;
+				if (last_index < p->last)
+					p->last = last_index;
+				return 0;
+			}
+		}
+	}
+	job = current_job();
 	if (!job)
 		return 0;
-	f = lookup_file_btf(mapping);
-	if (!f)
-		return 0;
-	p = bpf_task_storage_get(&pending, task, NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+#if TRK_PROF == 3
+	return 0;
+#endif
+	if (p && p->mapping == (__u64)mapping && p->ino == key.ino) {
+		file_id = p->file_id;
+		dataset = p->dataset;
+	} else {
+		f = bpf_map_lookup_elem(&files, &key);
+		if (!f)
+			return 0;
+		file_id = f->file_id;
+		dataset = f->dataset;
+	}
 	if (!p) {
-		GLOBAL_INC(pending_alloc_failed, 1);
-		return 0;
+		p = bpf_task_storage_get(&pending, task, NULL,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!p) {
+			GLOBAL_INC(pending_alloc_failed, 1);
+			return 0;
+		}
 	}
-	/*
-	 * The same read continuing: the previous batch ended where this one
-	 * starts. Anything else: the previous read is complete.
-	 */
-	if (p->valid && p->file_id == f->file_id && p->req_last == last_index &&
-	    index > p->first && index <= p->last + 1) {
-		account(job, p->file_id, p->dataset, p->first, index - 1, 0);
-		p->first = index;
-		return 0;
-	}
+	/* a new read: the previous one is complete */
+#if TRK_PROF != 4
 	pending_flush(p, job);
-	eof = eof_page(mapping);
-	if (eof < 0 || index > (__u64)eof)
+#endif
+	p->mapping = (__u64)mapping;
+	p->ino = key.ino;
+	p->file_id = file_id;
+	p->dataset = dataset;
+	size = mapping->host->i_size;
+	if (size <= 0 || index > (__u64)(size - 1) >> PAGE_SHIFT_4K)
 		return 0;
 	p->first = index;
+	p->cur = index;
 	p->req_last = last_index;
-	p->last = last_index < (__u64)eof ? last_index : (__u64)eof;
-	p->file_id = f->file_id;
-	p->dataset = f->dataset;
+	p->last = (size - 1) >> PAGE_SHIFT_4K;
+	if (last_index < p->last)
+		p->last = last_index;
 	p->valid = 1;
 	return 0;
 }
 
 /* ---- read(), batch flavour (6.1): the folios filemap_get_pages() found ---- */
+
+/*
+ * A copy of the batch's folio pointers, per CPU: off the stack, which
+ * 6.1's verifier counts together with bpf_loop's callback frame (512 B).
+ */
+struct folio_copy {
+	struct folio *folios[32];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct folio_copy);
+} folio_copy SEC(".maps");
 
 static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 					 struct folio_batch *fbatch)
@@ -570,15 +424,20 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	struct address_space *mapping;
 	struct tandem_trk_file *f;
 	struct folio *head, *tail;
-	struct folio *folios[32] = {};
-	__u64 pos, count, first, last, lo, hi;
-	__u32 job = current_job();
+	struct folio_copy *fc;
+	__u64 pos, count, first, last, lo, hi, hint;
+	struct tandem_trk_file_key key = {};
+	struct pending *p;
 	unsigned int nr, size;
+	__u32 job, zero = 0;
 
+	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
+	if (!file_key(mapping, &key))
+		return;
+	job = current_job();
 	if (!job)
 		return;
-	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
-	f = lookup_file(mapping);
+	f = bpf_map_lookup_elem(&files, &key);
 	if (!f)
 		return;
 	nr = BPF_CORE_READ(fbatch, nr);
@@ -592,25 +451,51 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	last = (pos + count - 1) >> PAGE_SHIFT_4K;
 	/*
 	 * The batch is contiguous: first folio's start to last folio's end.
-	 * Copied to the stack so that indexing needs no arithmetic on a
+	 * Copied (folio_copy) so that indexing needs no arithmetic on a
 	 * kernel pointer; its size (15 folios in 6.1, 31 in 6.18) relocates.
 	 */
+	fc = bpf_map_lookup_elem(&folio_copy, &zero);
+	if (!fc)
+		return;
 	size = bpf_core_field_size(fbatch->folios);
-	if (size > sizeof(folios))
-		size = sizeof(folios);
-	if (nr > size / sizeof(folios[0]))
+	if (size > sizeof(fc->folios))
+		size = sizeof(fc->folios);
+	if (nr > size / sizeof(fc->folios[0]))
 		return;
-	if (bpf_probe_read_kernel(folios, size, &fbatch->folios))
+	if (bpf_probe_read_kernel(fc->folios, size, &fbatch->folios))
 		return;
-	head = folios[0];
-	tail = folios[(nr - 1) & 31];
+	head = fc->folios[0];
+	tail = fc->folios[(nr - 1) & 31];
 	lo = BPF_CORE_READ(head, index);
 	hi = BPF_CORE_READ(tail, index) + tandem_folio_nr_pages(tail) - 1;
+	/* the first folio's extent, if it has one, starts at its index */
+	hint = lo;
 	if (lo < first)
 		lo = first;
 	if (hi > last)
 		hi = last;
-	account(job, f->file_id, f->dataset, lo, hi, 0);
+	if (hi < lo)
+		return;
+	p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p) {
+		GLOBAL_INC(pending_alloc_failed, 1);
+		account(job, f->file_id, f->dataset, lo, hi, 0, &hint);
+		return;
+	}
+	/* the batch right after the pending range: one range (see pending) */
+	if (p->valid && p->file_id == f->file_id && lo == p->last + 1 &&
+	    p->last - p->first < MERGE_PAGES) {
+		p->last = hi;
+		return;
+	}
+	pending_flush(p, job);
+	p->file_id = f->file_id;
+	p->dataset = f->dataset;
+	p->first = lo;
+	p->last = hi;
+	p->hint = hint;
+	p->valid = 1;
 }
 
 SEC("fexit/filemap_get_pages")
@@ -677,39 +562,40 @@ static __always_inline __u64 mapping_stamp(void)
 static __always_inline void map_folios(__u32 job, const struct tandem_trk_file *f,
 				       __u64 first, __u64 last, __s64 eof)
 {
-	__u64 base = (__u64)f->file_id << 32;
-	struct tandem_trk_page *st;
-	__u64 key;
+	__u64 base = (__u64)f->file_id << 32, head;
+	__u32 orders = file_orders(f->file_id);
+	struct tandem_trk_page *e;
 
-	if (eof < 0)
+	if (eof < 0 || (first | last) >> 32)
 		return;
 	if (last > (__u64)eof)
 		last = eof;
-	key = base | (first & 0xffffffffULL);
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (st && st->folio_first < first && first - st->folio_first < MAX_FOLIO_PAGES)
-		first = st->folio_first;
-	key = base | (last & 0xffffffffULL);
-	st = bpf_map_lookup_elem(&pages, &key);
-	if (st && st->folio_nr <= MAX_FOLIO_PAGES &&
-	    (__u64)st->folio_first + st->folio_nr - 1 > last)
-		last = (__u64)st->folio_first + st->folio_nr - 1;
+	e = extent_find(base, first, orders, &head);
+	if (e && head < first)
+		first = head;
+	e = extent_find(base, last, orders, &head);
+	if (e && head + e->nr - 1 > last)
+		last = head + e->nr - 1;
 	if (last > (__u64)eof)
 		last = eof;
 	/* pages without a state in the window were not cached: not mapped */
-	account(job, f->file_id, f->dataset, first, last, mapping_stamp());
+	account(job, f->file_id, f->dataset, first, last, mapping_stamp(), &first);
 }
 
 SEC("tp_btf/mm_filemap_map_pages")
 int BPF_PROG(trk_tp_map_pages, struct address_space *mapping,
 	     unsigned long start, unsigned long end)
 {
+	struct tandem_trk_file_key key = {};
 	struct tandem_trk_file *f;
-	__u32 job = current_job();
+	__u32 job;
 
+	if (!file_key_btf(mapping, &key))
+		return 0;
+	job = current_job();
 	if (!job)
 		return 0;
-	f = lookup_file_btf(mapping);
+	f = bpf_map_lookup_elem(&files, &key);
 	if (f)
 		map_folios(job, f, start, end, eof_page(mapping));
 	return 0;
@@ -760,7 +646,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	struct tandem_trk_file *f;
 	struct pending *p;
 	__u32 job = current_job();
-	__u64 key;
+	__u64 head;
 
 	if (!job)
 		return 0;
@@ -772,8 +658,8 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	f = lookup_file(fc.mapping);
 	if (!f)
 		return 0;
-	key = ((__u64)f->file_id << 32) | (fc.index & 0xffffffffULL);
-	if (bpf_map_lookup_elem(&pages, &key)) {
+	if (!(fc.index >> 32) &&
+	    extent_find((__u64)f->file_id << 32, fc.index, file_orders(f->file_id), &head)) {
 		map_folios(job, f, fc.index, fc.index, eof_page(fc.mapping));
 		return 0;
 	}
@@ -795,21 +681,27 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 static __always_inline void on_set_pte(struct page *page)
 {
 	struct address_space *mapping;
+	struct tandem_trk_file_key key = {};
 	struct tandem_trk_file *f;
-	__u32 job = current_job();
+	__u32 job;
 	__u64 index;
 
-	if (!job || !page)
+	if (!page)
 		return;
 	mapping = BPF_CORE_READ(page, mapping);
 	/* anonymous (COW) pages carry PAGE_MAPPING_ANON in bit 0 */
 	if ((__u64)mapping & 1)
 		return;
-	f = lookup_file(mapping);
+	if (!file_key(mapping, &key))
+		return;
+	job = current_job();
+	if (!job)
+		return;
+	f = bpf_map_lookup_elem(&files, &key);
 	if (!f)
 		return;
 	index = tandem_page_index(page);
-	account(job, f->file_id, f->dataset, index, index, 0);
+	account(job, f->file_id, f->dataset, index, index, 0, NULL);
 }
 
 SEC("fentry/do_set_pte")
@@ -847,7 +739,7 @@ static __always_inline void on_set_pte_range(struct folio *folio, struct page *p
 	if (!f)
 		return;
 	index = tandem_folio_page_index(folio, page);
-	account(job, f->file_id, f->dataset, index, index + nr - 1, 0);
+	account(job, f->file_id, f->dataset, index, index + nr - 1, 0, NULL);
 }
 
 SEC("fentry/set_pte_range")

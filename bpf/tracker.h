@@ -17,10 +17,7 @@
 
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	1
-
-/* page-state flag: inserted by its loader and not yet read by it */
-#define TANDEM_TRK_PAGE_FRESH	1U
+#define TANDEM_TRK_VERSION	2
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -53,13 +50,63 @@ struct tandem_trk_file {
 	__u32 file_id;	/* high half of the page-state key */
 };
 
-/* pages: key is ((__u64)file_id << 32) | page index */
+/*
+ * filter: a bitmap over (dev, ino) that every hook tests before it looks
+ * anything up, so that an event on a file of no dataset costs a few loads
+ * and no map lookup. tandemctl sets a file's bit before it adds the file to
+ * `files`; bits are never cleared (a false positive costs the `files`
+ * lookup the hooks did before the filter). One bit per file, in an array of
+ * TANDEM_TRK_FILTER_BITS_PER_FILE x max_files bits (a power of two), so at
+ * most 1/16 of other files pass it when every file slot is in use.
+ */
+#define TANDEM_TRK_FILTER_BITS_PER_FILE	16
+
+static inline __u64 tandem_trk_filter_hash(__u64 dev, __u64 ino)
+{
+	__u64 x = ino ^ (dev << 32) ^ dev;
+
+	/* splitmix64's finaliser: every input bit moves every output bit */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* filter words (__u64) for MAX_FILES files: a power of two, at least 64 */
+static inline __u32 tandem_trk_filter_words(__u32 max_files)
+{
+	__u64 want = (__u64)max_files * TANDEM_TRK_FILTER_BITS_PER_FILE / 64;
+	__u32 words = 64;
+
+	while (words < want && words < (1U << 26))
+		words <<= 1;
+	return words;
+}
+
+/* word index is the hash's low bits; bit number its top 6 */
+#define TANDEM_TRK_FILTER_WORD(h, words)	((__u32)((h) & ((words) - 1)))
+#define TANDEM_TRK_FILTER_BIT(h)		((__u32)((h) >> 58))
+
+/*
+ * pages: the page state, one entry per extent: an aligned block of 2^k
+ * cached pages of one file (k <= 9) that one job loaded and one process
+ * mapped last. Key: ((__u64)file_id << 32) | index of the extent's first
+ * page. An extent is created for a folio when the folio enters the page
+ * cache and is deleted when it leaves; when part of it leaves (the kernel
+ * split the folio) or is mapped by another process, it is split into
+ * aligned halves (see bpf/tracker_state.bpf.h).
+ */
+#define TANDEM_TRK_EXTENT_MAX	512	/* pages; PMD-sized folios on x86-64 */
+
 struct tandem_trk_page {
-	__u32 loader;	/* job that inserted the page; 0 = no tracked job */
-	__u32 flags;	/* TANDEM_TRK_PAGE_FRESH */
-	__u64 mapper;	/* last process that mapped it (mmap dedup, see bpf.c) */
-	__u32 folio_first;	/* index of the first page of its folio */
-	__u32 folio_nr;		/* pages in its folio when inserted */
+	__u32 loader;	/* job that inserted the pages; 0 = no tracked job */
+	__u32 nr;	/* pages, a power of two up to TANDEM_TRK_EXTENT_MAX */
+	__u32 nfresh;	/* pages still fresh: inserted by loader, not read by it */
+	__u32 pad;
+	__u64 mapper;	/* last process that mapped its pages (mmap dedup); 0: none */
+	__u64 fresh[TANDEM_TRK_EXTENT_MAX / 64];	/* bit i: page first + i is fresh */
 };
 
 /* counts: per (job, dataset), per CPU */
@@ -109,9 +156,9 @@ struct tandem_trk_dataset {
 
 /* global: one per-CPU slot of tracker-wide event counters */
 struct tandem_trk_global {
-	__u64 inserted;		/* page states created */
-	__u64 removed;		/* page states deleted on eviction */
-	__u64 insert_failed;	/* page state could not be stored */
+	__u64 inserted;		/* pages that got a state */
+	__u64 removed;		/* pages whose state was deleted (eviction) */
+	__u64 insert_failed;	/* pages that got no state: max_pages reached */
 	__u64 evict_unknown;	/* dataset page evicted with no state */
 	__u64 access_unknown;	/* dataset page read with no state */
 	__u64 counter_full;	/* counts or matrix map full */
@@ -130,6 +177,8 @@ struct tandem_trk_meta {
 	__u32 read_mode;
 	__u64 load_time;	/* CLOCK_REALTIME seconds */
 	char attach[TANDEM_TRK_NR_HOOKS][TANDEM_TRK_ATTACH_LEN];
+	/* pages with a state, at most max_pages; kept by the BPF programs */
+	__u64 pages_tracked;
 };
 
 #endif

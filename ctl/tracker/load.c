@@ -86,7 +86,7 @@ static const struct hook hooks[TANDEM_TRK_NR_HOOKS] = {
 /* maps userspace needs after this process exits */
 static const char *const pinned_maps[] = {
 	"files", "pages", "tasks", "jobs", "datasets", "counts", "matrix",
-	"global", "meta",
+	"global", "meta", "filter",
 };
 
 struct probe_env {
@@ -413,11 +413,21 @@ static int open_and_size(struct tracker_bpf **skelp, const struct tracker_load_o
 		ctl_err("tracker: cannot open the BPF object: %s", strerror(-err));
 		return err;
 	}
-	err = bpf_map__set_max_entries(skel->maps.pages,
-				       o->max_pages ? o->max_pages : TRACKER_DEFAULT_MAX_PAGES);
+	uint32_t max_files = o->max_files ? o->max_files : TRACKER_DEFAULT_MAX_FILES;
+	uint32_t max_pages = o->max_pages ? o->max_pages : TRACKER_DEFAULT_MAX_PAGES;
+
+	/* the page budget; extents are fewer than pages, so the map never fills first */
+	skel->rodata->max_pages = max_pages;
+	err = bpf_map__set_max_entries(skel->maps.pages, max_pages);
 	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.files,
-					       o->max_files ? o->max_files : TRACKER_DEFAULT_MAX_FILES);
+		err = bpf_map__set_max_entries(skel->maps.files, max_files);
+	/* per-file extent sizes, indexed by file_id (1..max_files) */
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.fileinfo, max_files + 1);
+	/* the files filter: tandemctl's tracker_filter_add() sizes it the same way */
+	skel->rodata->filter_words = tandem_trk_filter_words(max_files);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.filter, skel->rodata->filter_words);
 	if (err) {
 		tracker_bpf__destroy(skel);
 		return err;

@@ -118,21 +118,6 @@ static int add_dataset(void *data, const void *key, const void *value)
 	return 0;
 }
 
-/* number of keys in a hash map: keys only, one syscall per entry */
-static uint64_t count_keys(int fd, size_t key_size)
-{
-	char key[64], prev[64];
-	uint64_t n = 0;
-
-	if (key_size > sizeof(key))
-		return 0;
-	while (!bpf_map_get_next_key(fd, n ? prev : NULL, key)) {
-		memcpy(prev, key, key_size);
-		n++;
-	}
-	return n;
-}
-
 /* live processes of each job: the tasks entries holding its id */
 static void count_procs(struct tracker *t, struct tracker_snapshot *s)
 {
@@ -206,8 +191,9 @@ int tracker_snapshot_read(struct tracker *t, struct tracker_snapshot *s)
 		return err;
 	}
 	count_procs(t, s);
-	s->pages_tracked = count_keys(t->pages_fd, sizeof(__u64));
-	/* every state is deleted when its page leaves the cache; the rest went to the LRU */
+	/* kept by the BPF programs: the pages map holds extents, not pages */
+	s->pages_tracked = s->meta.pages_tracked;
+	/* every state is deleted when its pages leave the cache; 0 unless a state was lost */
 	lost = s->global.inserted - s->global.removed;
 	lost = lost > s->pages_tracked ? lost - s->pages_tracked : 0;
 	s->overflow = lost + s->global.insert_failed;

@@ -63,6 +63,17 @@ static int check_version(struct tracker *t)
 	return 0;
 }
 
+static int filter_size(struct tracker *t)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(t->filter_fd, &info, &len))
+		return -errno;
+	t->filter_words = info.max_entries;
+	return 0;
+}
+
 int tracker_open(struct tracker *t)
 {
 	struct { const char *name; int *fd; } maps[] = {
@@ -70,7 +81,7 @@ int tracker_open(struct tracker *t)
 		{ "tasks", &t->tasks_fd }, { "jobs", &t->jobs_fd },
 		{ "datasets", &t->datasets_fd }, { "counts", &t->counts_fd },
 		{ "matrix", &t->matrix_fd }, { "global", &t->global_fd },
-		{ "meta", &t->meta_fd },
+		{ "meta", &t->meta_fd }, { "filter", &t->filter_fd },
 	};
 	size_t i;
 	int err = 0;
@@ -83,6 +94,8 @@ int tracker_open(struct tracker *t)
 		err = open_pinned(maps[i].name, maps[i].fd);
 	if (!err)
 		err = check_version(t);
+	if (!err)
+		err = filter_size(t);
 	t->ncpus = libbpf_num_possible_cpus();
 	if (!err && t->ncpus <= 0)
 		err = t->ncpus ? t->ncpus : -EINVAL;
@@ -96,7 +109,7 @@ void tracker_close(struct tracker *t)
 	int *fds[] = {
 		&t->files_fd, &t->pages_fd, &t->tasks_fd, &t->jobs_fd,
 		&t->datasets_fd, &t->counts_fd, &t->matrix_fd, &t->global_fd,
-		&t->meta_fd, &t->lock_fd,
+		&t->meta_fd, &t->filter_fd, &t->lock_fd,
 	};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -212,6 +225,21 @@ static uint32_t max_file_id(int fd)
 	return max;
 }
 
+/* set the file's bit in the filter the BPF hooks test first (tracker.h) */
+static int filter_add(struct tracker *t, const struct tandem_trk_file_key *key)
+{
+	__u64 h = tandem_trk_filter_hash(key->dev, key->ino), word;
+	__u32 w = TANDEM_TRK_FILTER_WORD(h, t->filter_words);
+
+	/* read-modify-write: callers hold tracker_lock() */
+	if (bpf_map_lookup_elem(t->filter_fd, &w, &word))
+		return -errno;
+	word |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
+	if (bpf_map_update_elem(t->filter_fd, &w, &word, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 /* Register one file of the walk with dataset res->dataset, next id *next_id. */
 static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
 			uint32_t *next_id, struct tracker_add_result *res)
@@ -220,7 +248,14 @@ static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
 		.dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i],
 	};
 	struct tandem_trk_file f = { .dataset = res->dataset, .file_id = *next_id };
+	int err;
 
+	/* the filter first: a file in `files` always passes it */
+	err = filter_add(t, &key);
+	if (err) {
+		ctl_err("tracker: cannot register %s: %s", fl->paths[i], strerror(-err));
+		return err;
+	}
 	if (!bpf_map_update_elem(t->files_fd, &key, &f, BPF_NOEXIST)) {
 		(*next_id)++;
 		res->added++;

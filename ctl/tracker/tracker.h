@@ -64,6 +64,8 @@ struct tracker {
 	int matrix_fd;
 	int global_fd;
 	int meta_fd;
+	int filter_fd;
+	uint32_t filter_words;	/* the filter's max_entries */
 	int lock_fd;
 	int ncpus;
 };
@@ -146,10 +148,10 @@ struct tracker_snapshot {
 	size_t ndatasets;
 	struct tandem_trk_global global;
 	struct tandem_trk_meta meta;
-	uint64_t pages_tracked;		/* entries in the page-state map now */
+	uint64_t pages_tracked;		/* pages with a state now (meta) */
 	/*
-	 * Page states lost: failed inserts plus states the LRU map evicted
-	 * while their page was still cached (inserted - removed - tracked).
+	 * Pages without a state although cached: failed inserts (max_pages
+	 * reached) plus states lost otherwise (inserted - removed - tracked).
 	 */
 	uint64_t overflow;
 };
