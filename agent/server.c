@@ -22,7 +22,7 @@
 
 #include "agent.h"
 
-enum src_kind { SRC_LISTEN, SRC_SIGNAL, SRC_CONN, SRC_PID };
+enum src_kind { SRC_LISTEN, SRC_SIGNAL, SRC_CONN, SRC_PID, SRC_POLICY };
 
 /* epoll's data.ptr points at one of these, first member of its owner */
 struct src {
@@ -48,7 +48,8 @@ struct pid_src {
 	struct tandem_agent_inst *inst;
 };
 
-static const struct src listen_src = { SRC_LISTEN }, signal_src = { SRC_SIGNAL };
+static const struct src listen_src = { SRC_LISTEN }, signal_src = { SRC_SIGNAL },
+			policy_src = { SRC_POLICY };
 
 const char *const tandem_agent_err_codes[8] = {
 	"proto", "version", "verb", "arg", "perm", "notfound", "busy", "timeout",
@@ -79,6 +80,8 @@ void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, .
 
 	if (!a->log)
 		return;
+	/* one line at a time: a registration's thread may log through ctl_err() */
+	flockfile(a->log);
 	fprintf(a->log, "ts=%llu.%03llu ev=%s ", (unsigned long long)(now / 1000),
 		(unsigned long long)(now % 1000), ev);
 	va_start(ap, fmt);
@@ -86,6 +89,7 @@ void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, .
 	va_end(ap);
 	fputc('\n', a->log);
 	fflush(a->log);
+	funlockfile(a->log);
 }
 
 static int ep_mod(struct tandem_agent *a, int op, int fd, uint32_t events, const void *src)
@@ -451,6 +455,9 @@ int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
 	err = ep_mod(a, EPOLL_CTL_ADD, a->lfd, EPOLLIN, &listen_src);
 	if (!err)
 		err = ep_mod(a, EPOLL_CTL_ADD, a->sigfd, EPOLLIN, &signal_src);
+	/* the policy's fd: readable means poll() has something to do */
+	if (!err && policy->poll && policy->poll_fd >= 0)
+		err = ep_mod(a, EPOLL_CTL_ADD, policy->poll_fd, EPOLLIN, &policy_src);
 	if (err)
 		goto err_sock;
 	tandem_agent_log(a, "start", "socket=%s policy=%s max_hold=%u node=%s pid=%d",
@@ -496,8 +503,14 @@ static int expire_requests(struct tandem_agent *a, uint64_t now)
 static int next_wait(struct tandem_agent *a)
 {
 	uint64_t now = tandem_agent_now_ms();
-	int w1 = tandem_agent_tick(a, now), w2 = expire_requests(a, now), w3 = -1;
+	int w1 = tandem_agent_tick(a, now), w2 = expire_requests(a, now), w3 = -1, w4 = -1;
 
+	if (a->policy->poll) {
+		w4 = a->policy->poll(a->policy->priv, a, now);
+		/* it may have released tasks or changed what is due */
+		now = tandem_agent_now_ms();
+		w1 = tandem_agent_tick(a, now);
+	}
 	if (a->metrics_dirty && a->o.metrics_dir) {
 		if (now >= a->metrics_at + 500) {
 			tandem_agent_write_metrics(a);
@@ -511,6 +524,8 @@ static int next_wait(struct tandem_agent *a)
 		w1 = w2;
 	if (w1 < 0 || (w3 >= 0 && w3 < w1))
 		w1 = w3;
+	if (w1 < 0 || (w4 >= 0 && w4 < w1))
+		w1 = w4;
 	return w1;
 }
 
@@ -532,6 +547,8 @@ int tandem_agent_run(struct tandem_agent *a)
 				signal_event(a);
 			else if (s->kind == SRC_PID)
 				pid_event(a, (struct pid_src *)s);
+			else if (s->kind == SRC_POLICY)
+				;	/* next_wait() calls its poll() */
 			else
 				conn_event(a, (struct tandem_agent_conn *)s, ev[i].events);
 		}
