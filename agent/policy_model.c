@@ -181,6 +181,7 @@ static double inst_read(struct model_policy *mp, const struct mp_ds *d,
 struct mp_view {
 	struct mo_online o;
 	int running, planned;
+	double read;		/* bytes the running ones read, summed */
 	double resident;	/* measured, or -1 */
 };
 
@@ -211,8 +212,10 @@ static int view_make(struct model_policy *mp, struct tandem_agent *a,
 		x->m.seed = o->id;
 		x->running = o->state == TANDEM_INST_RUNNING;
 		x->start = (double)((x->running ? o->t_release : o->until) - origin) / 1000.0;
-		if (x->running)
+		if (x->running) {
 			x->consumed = inst_read(mp, d, o, &x->m, &v->o.sys, v->o.now - x->start);
+			v->read += x->consumed;
+		}
 		v->running += x->running;
 		v->planned += !x->running;
 		v->o.n++;
@@ -243,10 +246,10 @@ static void log_decision(struct tandem_agent *a, struct tandem_agent_inst *in, c
 		pi->logged_pred = pred;
 	}
 	tandem_agent_log(a, "decide", "id=%" PRIu64 " job=%u ds=%s mode=%s model=profile "
-			 "running=%d planned=%d resident=%.0f release_in_ms=%" PRId64
+			 "running=%d planned=%d read=%.0f resident=%.0f release_in_ms=%" PRId64
 			 " pred_ms=%" PRIu64 " pred_now_ms=%.0f gain=%.3f evals=%u took_ms=%.1f",
 			 in->id, in->job, esc(in->ds->path, e, sizeof(e)), mode, v->running,
-			 v->planned, v->resident, (int64_t)until - (int64_t)now, pred,
+			 v->planned, v->read, v->resident, (int64_t)until - (int64_t)now, pred,
 			 r->makespan_now * 1000, r->gain, r->evals, took * 1000);
 }
 

@@ -590,23 +590,27 @@ int model_set_start(struct model *m, const struct model_start *s)
 }
 
 /*
- * The extents the running instances read last go into the cache, oldest
- * first and interleaved in proportion to what each read (so an LRU cache
- * keeps the most recent reads of all of them), as much as one pass over the
- * dataset each.
+ * What the running instances read goes into the cache, oldest first and
+ * interleaved in proportion to what each read (so an LRU cache keeps the
+ * most recent reads of all of them): up to two passes back, which covers
+ * every extent an instance past its first epoch has read. An extent read
+ * again is touched, as a hit would.
  */
 static void start_fill_reads(struct model *m)
 {
 	uint64_t len[MODEL_MAX_INST], last[MODEL_MAX_INST], L = 0;
 
 	for (int i = 0; i < m->n; i++) {
+		uint64_t r = m->st[i].rpos;
+
 		len[i] = m->start.running[i] && m->st[i].state == ST_RUN ?
-			 (m->st[i].rpos < m->K ? m->st[i].rpos : m->K) : 0;
+			 (r < 2 * (uint64_t)m->K ? r : 2 * (uint64_t)m->K) : 0;
 		last[i] = UINT64_MAX;
 		L = len[i] > L ? len[i] : L;
 	}
 	for (uint64_t j = 0; j < L; j++) {
 		for (int i = 0; i < m->n; i++) {
+			uint32_t c;
 			uint64_t q;
 
 			if (!len[i])
@@ -615,7 +619,11 @@ static void start_fill_reads(struct model *m)
 			if (q == last[i])
 				continue;
 			last[i] = q;
-			cache_insert(m, extent_at(m, i, q));
+			c = extent_at(m, i, q);
+			if (m->resident[c])
+				cache_touch(m, c);
+			else
+				cache_insert(m, c);
 		}
 	}
 }

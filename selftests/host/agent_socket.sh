@@ -44,8 +44,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# the protocol alone: no tracker, no profiles (agent_model.sh has those)
+export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-agent-$$
 start_agent() {	# [options]
-	"$AGENT" --socket "$SOCK" --log "$LOG" --metrics-dir "$tmp/metrics" "$@" 2>>"$tmp/agent.err" &
+	"$AGENT" --socket "$SOCK" --log "$LOG" --metrics-dir "$tmp/metrics" --no-tracker \
+		--profile-dir "$tmp/no-profiles" "$@" 2>>"$tmp/agent.err" &
 	agent_pid=$!
 	for _ in $(seq 50); do
 		grep -q "ev=start.*pid=$agent_pid" "$LOG" 2>/dev/null && return 0

@@ -115,8 +115,11 @@ TEST(at_zero_it_is_the_offline_model)
  * offline run ends at 5 s (500 MiB at 100 MiB/s) plus the last extent's
  * compute, 1 ms; a second epoch from the cache adds 0.5 s. Online at 2.5 s
  * with 250 MiB consumed (the offline position then), and at 5.25 s with
- * 625 MiB (epoch 2, half), the end is the same within an extent's load
- * (10 ms). Compute-bound (50 MiB/s): 10.01 s; at 5.01 s 250 MiB consumed.
+ * 750 MiB (epoch 2 at 1000 MiB/s, half done), the end is the same within an
+ * extent's load (10 ms). Compute-bound (50 MiB/s): 10.01 s; at 5.01 s
+ * 250 MiB consumed. Where the reader was ahead of the consumer is not part
+ * of the state (an agent cannot see it): the online run starts it at the
+ * consumer, so a compute-bound one waits for one extent more, 10 ms.
  */
 TEST(a_half_done_instance_ends_where_the_offline_run_ends)
 {
@@ -144,7 +147,7 @@ TEST(a_half_done_instance_ends_where_the_offline_run_ends)
 	EXPECT_LT(fabs(want - 5.501), 0.002);
 	o.now = 5.25;
 	o.inst[0].m = a2;
-	o.inst[0].consumed = 625 * MiB;
+	o.inst[0].consumed = 750 * MiB;
 	online_at(&o, 0, &r);
 	fprintf(stderr, "# storage-bound, 2 epochs: offline %.4f s, online at 5.25 s %.4f s\n",
 		want, r.end[0]);
@@ -161,8 +164,9 @@ TEST(a_half_done_instance_ends_where_the_offline_run_ends)
 	o.inst[0].m = c1;
 	o.inst[0].consumed = 250 * MiB;
 	online_at(&o, 0, &r);
-	EXPECT_LT(fabs(r.end[0] - want), 0.01);
-	EXPECT_LT(fabs(r.makespan - want), 0.01);
+	fprintf(stderr, "# compute-bound: offline %.4f s, online at 5.01 s %.4f s\n", want, r.end[0]);
+	EXPECT_LT(fabs(r.end[0] - want), 0.015);
+	EXPECT_LT(fabs(r.makespan - want), 0.015);
 }
 
 /*
@@ -202,11 +206,11 @@ TEST(a_newcomer_while_half_done_as_offline)
 
 /*
  * Two storage-bound jobs on a store that loses bandwidth with two streams
- * (B(2) = 0.4 B(1)): together they read the dataset at 40 MiB/s, staggered
- * the second finds the first's pages, so the offline search staggers; the
- * online search for the second, with the first planned at 0, must find the
- * same makespan and hold it (release > 0). With B(2) = B(1) it releases
- * at once (together).
+ * (B(2) = 0.4 B(1)): together they read the dataset at 40 MiB/s (12.5 s),
+ * staggered the second finds the first's pages, so the offline search
+ * staggers (M about 5.3 s). The online search for the second, with the
+ * first planned at 0, must hold it and find the offline optimum over its
+ * release (brute force every 10 ms). With B(2) = B(1) it releases at once.
  */
 TEST(held_where_the_offline_search_staggers)
 {
@@ -214,8 +218,9 @@ TEST(held_where_the_offline_search_staggers)
 	struct model_inst in[2] = { job("A", 1000 * MiB, 1, 1), job("B", 1000 * MiB, 1, 2) };
 	struct mo_online o = { .resident = -1, .n = 1 };
 	struct mo_online_result r;
+	struct model_result res;
 	struct model *m = NULL;
-	double delta[2], best;
+	double delta[2], best, brute = INFINITY;
 	char err[160];
 
 	sys.bw[1] = 40 * MiB;
@@ -223,16 +228,20 @@ TEST(held_where_the_offline_search_staggers)
 	ASSERT_EQ(0, model_new(&sys, in, 2, &m, err, sizeof(err)));
 	ASSERT_EQ(0, model_best(m, NULL, delta, &best, NULL));
 	model_free(m);
+	for (double x = 0; x <= 12; x += 0.01)
+		brute = fmin(brute, offline(&sys, in, 2, (double[]){ 0, x }, &res));
 	o.sys = sys;
 	o.inst[0] = (struct mo_online_inst){ .m = in[0], .start = 0 };
 	o.newcomer = in[1];
 	ASSERT_EQ(0, mo_online_best(&o, NULL, MO_MIN_GAIN, &r, err, sizeof(err)));
-	fprintf(stderr, "# B(2) = 0.4 B(1): offline best (%.2f, %.2f) M %.3f s; online release %.3f s, M %.3f s (now %.3f), gain %.3f\n",
-		delta[0], delta[1], best, r.release, r.makespan, r.makespan_now, r.gain);
+	fprintf(stderr, "# B(2) = 0.4 B(1): offline best (%.2f, %.2f) M %.3f s, over B's release %.3f s; "
+		"online release %.3f s, M %.3f s (now %.3f), gain %.3f\n",
+		delta[0], delta[1], best, brute, r.release, r.makespan, r.makespan_now, r.gain);
 	EXPECT_GT(fmax(delta[0], delta[1]), 1);
+	EXPECT_LT(fabs(best - brute) / brute, 0.03);
 	EXPECT_FALSE(r.together);
 	EXPECT_GT(r.release, 1);
-	EXPECT_LT(fabs(r.makespan - best) / best, 0.01);
+	EXPECT_LT(fabs(r.makespan - brute) / brute, 0.005);
 
 	o.sys.bw[1] = 100 * MiB;
 	ASSERT_EQ(0, mo_online_best(&o, NULL, MO_MIN_GAIN, &r, err, sizeof(err)));
