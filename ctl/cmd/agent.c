@@ -132,7 +132,7 @@ static void print_task(const struct tandem_agent_msg *m, uint64_t now)
 		out_double("progress", ", progress %.3f", m->frac_permille / 1000.0);
 	out_str("dataset", "\n    dataset %s", m->dataset);
 	if (TANDEM_HAS(m, TANDEM_F_CMD))
-		out_str("cmd", "\n    cmd %s", m->cmd);
+		out_str("cmd", m->cmd[0] ? "\n    cmd %s" : NULL, m->cmd);
 	out_text("\n");
 	out_obj_close();
 }

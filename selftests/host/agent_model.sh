@@ -61,11 +61,11 @@ agent_pid=$!
 for _ in $(seq 100); do grep -q "ev=node " "$LOG" 2>/dev/null && break; sleep 0.05; done
 ksft_check "agent up, it loaded the tracker (ev=node tracker=loaded)" grep -q "ev=node tracker=loaded" "$LOG"
 
-# a task: registers with its own pid, reads DS once after its release, stays SECS
-task() {	# JOB STAGGER SECS DIR
-	$PY - "$SOCK" "$1" "$2" "$3" "$4" >"$tmp/$1.out" 2>&1 <<'EOF' &
+# a task: registers with its own pid, reads DS once DELAY s after its release, stays SECS
+task() {	# JOB STAGGER SECS DIR [DELAY]
+	$PY - "$SOCK" "$1" "$2" "$3" "$4" "${5:-0}" >"$tmp/$1.out" 2>&1 <<'EOF' &
 import os, socket, sys, time
-sock, job, stagger, secs, ds = sys.argv[1:6]
+sock, job, stagger, secs, ds, delay = sys.argv[1:7]
 s = socket.socket(socket.AF_UNIX)
 s.connect(sock)
 s.sendall(f"REGISTER v=1 job={job} step=batch task=0 uid=0 pid={os.getpid()} "
@@ -77,6 +77,7 @@ while b"RELEASE" not in buf:
         break
     buf += chunk
 print("%.3f" % time.time(), buf.decode().strip().replace("\n", " | "), flush=True)
+time.sleep(float(delay))
 n = 0
 for f in sorted(os.listdir(ds)):
     with open(os.path.join(ds, f), "rb") as fh:
@@ -106,7 +107,8 @@ for d in sys.argv[1:]:
         fd = os.open(os.path.join(d, f), os.O_RDONLY); os.fdatasync(fd)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$@"; }
 cold "$DS"
-task 11 auto 3 "$DS"
+# job 11 reads nothing until job 12 is decided: the offline model's t = 0
+task 11 auto 3 "$DS" 0.6
 waitfor "$LOG" "ev=release .*job=11 " 5
 task 12 auto 1 "$DS"
 waitfor "$LOG" "ev=hold .*job=12 " 5
@@ -119,9 +121,10 @@ ksft_check "first task: released at once, a decision with the model's solo predi
 	       awk -v p=$(echo "$d1" | kv pred_ms) -v s=${solo:-0} 'BEGIN { exit !(s > 0 && p - s < 0.1 * s && s - p < 0.1 * s) }'"
 hold=$(grep "ev=hold .*job=12 " "$LOG" | head -1)
 until=$(echo "$hold" | kv until)
-rel11=$(grep "ev=release .*job=11 " "$LOG" | awk '{ print substr($1, 4) }')
-lag=$(awk -v u="$until" -v r="$rel11" 'BEGIN { printf "%d", (u - r) * 1000 }')
-ksft_diag "offline best stagger $want ms; the agent holds job 12 until ${lag} ms after job 11's release: $(grep "ev=decide .*job=12 " "$LOG" | head -1 | cut -d' ' -f6-)"
+# job 11 has read nothing when job 12 is decided: the online model's "now" is the offline t = 0
+dec12=$(grep "ev=decide .*job=12 " "$LOG" | head -1 | awk '{ print substr($1, 4) }')
+lag=$(awk -v u="$until" -v r="$dec12" 'BEGIN { printf "%d", (u - r) * 1000 }')
+ksft_diag "offline best stagger $want ms; the agent holds job 12 until ${lag} ms after its decision: $(grep "ev=decide .*job=12 " "$LOG" | head -1 | cut -d' ' -f6-)"
 ksft_check "second task: held (reason auto) for the offline model's stagger (+-150 ms)" \
 	sh -c "echo '$hold' | grep -q 'reason=auto' && [ ${want:-0} -gt 300 ] && awk -v a=$lag -v b=${want:-0} 'BEGIN { d = a - b; exit !(d < 150 && d > -150) }'"
 ksft_check "agent status: the held task with its reason and predicted makespan, the dataset's group" \
@@ -158,16 +161,19 @@ waitfor "$LOG" "ev=release .*job=21 " 5
 task 22 1.5 0 "$DS"
 waitfor "$tmp/22.out" RELEASE 5
 d22=$(grep "ev=decide .*job=22 " "$LOG" | head -1)
-h22=$(grep "ev=release .*job=22 " "$LOG" | kv held_ms)
-ksft_check "stagger=1.5: released 1.5 s after the first (reason stagger), a prediction logged (mode=seconds)" \
-	sh -c "grep -q 'ev=release .*job=22 .*reason=stagger' '$LOG' && [ ${h22:-0} -ge 1400 ] && [ ${h22:-0} -le 1600 ] &&
+gap=$(awk -v a="$(grep "ev=release .*job=22 " "$LOG" | awk '{ print substr($1, 4) }')" \
+	-v b="$(grep "ev=release .*job=21 " "$LOG" | awk '{ print substr($1, 4) }')" 'BEGIN { printf "%d", (a - b) * 1000 }')
+ksft_diag "$(grep -E "job=2[12] " "$LOG" | grep -v -E "ev=(track|register)" | cut -d' ' -f2- | tr '\n' '|')"
+ksft_check "stagger=1.5: released 1.5 s after the first (+-60 ms, reason stagger), a prediction logged (mode=seconds)" \
+	sh -c "grep -q 'ev=release .*job=22 .*reason=stagger' '$LOG' && [ ${gap:-0} -ge 1440 ] && [ ${gap:-0} -le 1560 ] &&
 	       echo '$d22' | grep -q 'mode=seconds model=profile .*pred_ms=[1-9]'"
 task 31 auto 2 "$DS3"
 waitfor "$LOG" "ev=release .*job=31 " 5
 task 32 auto 0 "$DS3"
 waitfor "$tmp/32.out" RELEASE 5
+ksft_diag "$(grep -E "job=3[12] |ds=$DS3 " "$LOG" | cut -d' ' -f2- | tr '\n' '|')"
 ksft_check "a dataset without a profile: auto starts at once (ev=profile file=none, reason auto)" \
-	sh -c "grep -q \"ev=profile ds=$DS3 file=none\" '$LOG' && grep -q 'ev=release .*job=32 .*reason=auto held_ms=[0-9] ' '$LOG'"
+	sh -c "grep -q \"ev=profile ds=$DS3 file=none\" '$LOG' && grep -q -E 'ev=release .*job=32 .*reason=auto held_ms=[0-9]+\$' '$LOG'"
 sleep 2.5
 kill "$agent_pid"
 wait "$agent_pid"

@@ -87,18 +87,19 @@ fail_all() {
 "$LS" up --size 128 --bps ${CAP}M --dir "$tmp/mnt" --name "$STORE" >"$tmp/ls.out" 2>&1 ||
 	fail_all "loopstore: $(tail -3 "$tmp/ls.out")"
 DS=$tmp/mnt/ds DS2=$tmp/mnt/ds2
-"$T" loadgen gen "$DS" --files 48 --size 1M >/dev/null && "$T" loadgen gen "$DS2" --files 16 --size 1M >/dev/null ||
+"$T" loadgen gen "$DS" --files 48 --size 1M >/dev/null && "$T" loadgen gen "$DS2" --files 32 --size 1M >/dev/null ||
 	fail_all "loadgen gen failed"
 chmod -R a+rX "$tmp/mnt"
 # one job: 1 MiB samples, 25 ms of "compute" each (40 MiB/s cached), two reader threads
-JOBCMD="$tmp/tandemctl loadgen $DS --epochs 1 --threads 2 --queue 4 --batch 1 --compute 25ms"
+LGARGS="--epochs 1 --threads 2 --queue 4 --batch 1 --compute 25ms"
+JOBCMD="$tmp/tandemctl loadgen $DS $LGARGS"
 "$LS" drop "$STORE"
 "$LS" exec "$STORE" -- "$T" calibrate --dataset "$DS" --sample 12M --readers 2 --warm-time 3 \
 	-o "$tmp/profiles/ds.json" -- $JOBCMD >"$tmp/cal.out" 2>&1 || fail_all "calibrate: $(tail -3 "$tmp/cal.out")"
 ksft_diag "profile: $(grep -E 'B\(1\)|instance' "$tmp/cal.out" | tr '\n' ' ')"
 # the second dataset's profile: the same, on a store that would lose bandwidth
 jq --arg p "$(realpath "$DS2")" --argjson b "$(jq '.storage.bandwidth_bps[0]' "$tmp/profiles/ds.json")" \
-	'.dataset.path = $p | .dataset.bytes = 16777216 | .dataset.files = 16 |
+	'.dataset.path = $p | .dataset.bytes = 33554432 | .dataset.files = 32 |
 	 .storage.bandwidth_bps = [$b, 0.3 * $b]' "$tmp/profiles/ds.json" >"$tmp/profiles/ds2.json"
 
 start_agent() {
@@ -118,12 +119,13 @@ rig=$?
 echo $BASHPID >/sys/fs/cgroup/blkio/cgroup.procs
 [ $rig -eq 0 ] && start_agent || fail_all "rig or agent did not start: $(tail -3 "$tmp"/slurmd.log "$tmp/agent.err" 2>&1)"
 
-JOB='echo start $(date +%s.%N); '"$JOBCMD"' >/dev/null; echo end $(date +%s.%N)'
-submit() {	# NAME [sbatch options]: prints the job id
-	local name=$1
-	shift
-	runuser -u "$RIG_USER" -- sbatch --parsable -D "$tmp/out" -o "$tmp/out/$name.out" "$@" \
-		--wrap "$JOB"
+# the job reads $DSDIR (sbatch passes the environment on)
+JOB='echo start $(date +%s.%N); '"$tmp/tandemctl"' loadgen $DSDIR '"$LGARGS"' >/dev/null; echo end $(date +%s.%N)'
+submit() {	# NAME DIR [sbatch options]: prints the job id
+	local name=$1 dir=$2
+	shift 2
+	runuser -u "$RIG_USER" -- env DSDIR="$dir" sbatch --parsable -D "$tmp/out" \
+		-o "$tmp/out/$name.out" --tandem-dataset="$dir" "$@" --wrap "$JOB"
 }
 wait_log() {	# REGEX [SECONDS]
 	local i
@@ -165,7 +167,7 @@ started_on_time() {	# JOBID OUTNAME: its first line within TOL_MS of its release
 
 # --- 1-5: a job array of three on the measured profile, submitted at once ---
 "$LS" drop "$STORE"
-AR=$(runuser -u "$RIG_USER" -- sbatch --parsable -D "$tmp/out" -o "$tmp/out/ar-%a.out" \
+AR=$(runuser -u "$RIG_USER" -- env DSDIR="$DS" sbatch --parsable -D "$tmp/out" -o "$tmp/out/ar-%a.out" \
 	--array=0-2 --tandem-dataset="$DS" --tandem-stagger=auto --wrap "$JOB")
 wait_log "ev=register .*array=${AR}_2" 15
 mapfile -t jobs < <(awk -v a="array=${AR}_" '$2 == "ev=register" && index($0, a) { for (i = 1; i <= NF; i++) if ($i ~ /^job=/) print substr($i, 5) }' "$LOG")
@@ -197,11 +199,11 @@ ksft_check "... predicted within 35% of measured" \
 
 # --- 6-9: online: a second job while the first is part-way ------------------
 "$LS" drop "$STORE"
-A=$(submit A --tandem-dataset="$DS")
+A=$(submit A "$DS")
 wait_log "ev=release .*job=$A " 10
 sleep 1.5
 t_b=$(date +%s.%N)
-Bj=$(submit B --tandem-dataset="$DS")
+Bj=$(submit B "$DS")
 wait_log "ev=decide .*job=$Bj " 10
 wait_jobs_gone "$A" "$Bj"
 wait_log "ev=makespan ds=$DS n=2 " 5
@@ -227,9 +229,10 @@ ksft_check "online: predicted and measured makespan in the log, within 35%" \
 
 # --- 10-13: a store that loses bandwidth: the model holds the second job ----
 want=$("$T" -j model --profile "$tmp/profiles/ds2.json" --instances 2 | jq '[.best.delta_s[]] | max * 1000 | floor')
-C=$(submit C --tandem-dataset="$DS2")
+"$LS" drop "$STORE"
+C=$(submit C "$DS2")
 wait_log "ev=release .*job=$C " 10
-Dj=$(submit D --tandem-dataset="$DS2")
+Dj=$(submit D "$DS2")
 wait_log "ev=hold .*job=$Dj " 10
 st=$("$T" -j agent status --socket "$tmp/agent.sock")
 t_status() {
@@ -265,6 +268,7 @@ ksft_check "no sanitizer report from the agent; it unloaded the tracker it loade
 slurm_rig_stop "$tmp"
 "$LS" down "$STORE" >/dev/null 2>&1
 left=$(slurm_rig_leftovers "$tmp"; pgrep -u "$RIG_USER" -f "$tmp"; true)
+ksft_diag "slurm_model.sh took ${SECONDS} s"
 ksft_check "rig and store gone: no daemon, job process, mount or cgroup left" \
 	sh -c "[ -z '$left' ] && ! mountpoint -q '$tmp/mnt' && [ ! -d /sys/fs/cgroup/blkio/tandem-loopstore-$STORE ]"
 ksft_finish
