@@ -1,6 +1,7 @@
 # Tandem top-level Makefile.
 #
-#   make            build kmod/tandem.ko, build/tandemctl (linked at ctl/tandemctl),
+#   make            build tandem.ko for the running kernel (kmod/kmod.mk: KVER=,
+#                   KDIR=, vm-modules), build/tandemctl (linked at ctl/tandemctl),
 #                   the BPF objects, the predictor library and the tests
 #   make deps       install missing Debian packages (root)
 #   make check      build, run host tests and VM tests; last line "N passed, N failed, N skipped"
@@ -11,8 +12,6 @@
 # <component>/<component>.mk fragments, which append to the variables below.
 
 B        ?= build
-KVER     ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | grep -- '-amd64$$' | tail -n 1)
-KDIR     ?= /lib/modules/$(KVER)/build
 LINUX_SRC_TAR ?= /usr/src/linux-source-6.1.tar.xz
 
 CC       ?= gcc
@@ -31,8 +30,8 @@ HOST_TESTS  :=
 VM_BINS     :=
 CLEAN_FILES :=
 
-.PHONY: all deps module clean check check-host check-vm demo ksft checkpatch sparse
-all: module
+.PHONY: all deps clean check check-host check-vm demo ksft checkpatch
+all: kmod-default
 
 deps:
 	@bash scripts/deps.sh
@@ -53,13 +52,6 @@ ksft: $(KSFT_DIR)/.stamp
 $(B):
 	@mkdir -p $(B) $(B)/gen
 
-module:
-	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run 'make deps' or set KDIR=" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
-
-sparse:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules
-
 checkpatch: ksft
 	$(KSFT_DIR)/scripts/checkpatch.pl --no-tree --terse --show-types \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h kmod/uapi/*.h
@@ -69,22 +61,24 @@ include $(sort $(wildcard */*.mk))
 all: $(ALL_TARGETS)
 
 check: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-modules
 	@bash selftests/check.sh
 
 check-host: all
 	@bash selftests/run-host.sh $(HOST_TESTS)
 
-check-vm: all
+check-vm: all vm-modules
 	@bash selftests/vm/run-vm.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all vm-modules
 	@bash scripts/demo.sh
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
 	rm -rf $(B) $(CLEAN_FILES)
 
 print-host-tests:
 	@echo $(HOST_TESTS)
+
+print-vm-kvers:
+	@echo $(VM_KVERS)

@@ -3,8 +3,8 @@
  * Kernel-version differences the tracker meets, in one place. vmlinux.h is
  * generated from the build machine's kernel (6.18 here); the "___old"
  * flavours below describe the older layouts so that CO-RE relocations pick
- * whichever the running kernel has. The two kernels this is tested on are
- * Debian 12's 6.1 (the VM) and 6.18 (the host).
+ * whichever the running kernel has. The kernels this is tested on are
+ * Debian 12's 6.1 and Debian's 6.12 (the VM) and 6.18 (the host).
  */
 #ifndef TANDEM_CORE_FIXES_BPF_H
 #define TANDEM_CORE_FIXES_BPF_H
@@ -59,6 +59,22 @@ static __always_inline __u64 tandem_page_index(struct page *page)
 	if (bpf_core_field_exists(struct page___old, index))
 		return BPF_CORE_READ((struct page___old *)page, index);
 	return BPF_CORE_READ(page, __folio_index);
+}
+
+/*
+ * The mmap fallback's attach point: "mm: convert do_set_pte() to
+ * set_pte_range()" (v6.5) replaced do_set_pte(vmf, page, addr), one page,
+ * by set_pte_range(vmf, folio, page, nr, addr), nr pages of folio from
+ * page on. Both are in the attach table (ctl/tracker_load.c); the loader
+ * keeps the one the kernel has. A page of a large folio carries no index
+ * of its own: it is the folio's plus the page's offset in the folio's
+ * memmap (struct page's size relocated from the kernel's BTF).
+ */
+static __always_inline __u64 tandem_folio_page_index(struct folio *folio, struct page *page)
+{
+	__u64 off = ((__u64)page - (__u64)folio) / bpf_core_type_size(struct page);
+
+	return BPF_CORE_READ(folio, index) + off;
 }
 
 /*

@@ -790,7 +790,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
-/* ---- mmap, per page-table entry (6.1): do_set_pte() ---- */
+/* ---- mmap, per page-table entry: do_set_pte() (6.1), set_pte_range() (6.5+) ---- */
 
 static __always_inline void on_set_pte(struct page *page)
 {
@@ -823,6 +823,46 @@ SEC("kprobe/do_set_pte")
 int BPF_KPROBE(trk_kprobe_set_pte, struct vm_fault *vmf, struct page *page)
 {
 	on_set_pte(page);
+	return 0;
+}
+
+/*
+ * 6.5+ (6.12 here): do_set_pte() became set_pte_range(), which maps nr
+ * pages of one folio at once (core_fixes.bpf.h).
+ */
+static __always_inline void on_set_pte_range(struct folio *folio, struct page *page,
+					     unsigned int nr)
+{
+	struct address_space *mapping;
+	struct tandem_trk_file *f;
+	__u32 job = current_job();
+	__u64 index;
+
+	if (!job || !folio || !page || !nr)
+		return;
+	mapping = BPF_CORE_READ(folio, mapping);
+	if ((__u64)mapping & 1)
+		return;
+	f = lookup_file(mapping);
+	if (!f)
+		return;
+	index = tandem_folio_page_index(folio, page);
+	account(job, f->file_id, f->dataset, index, index + nr - 1, 0);
+}
+
+SEC("fentry/set_pte_range")
+int BPF_PROG(trk_fentry_set_pte_range, struct vm_fault *vmf, struct folio *folio,
+	     struct page *page, unsigned int nr, unsigned long addr)
+{
+	on_set_pte_range(folio, page, nr);
+	return 0;
+}
+
+SEC("kprobe/set_pte_range")
+int BPF_KPROBE(trk_kprobe_set_pte_range, struct vm_fault *vmf, struct folio *folio,
+	       struct page *page, unsigned int nr)
+{
+	on_set_pte_range(folio, page, nr);
 	return 0;
 }
 

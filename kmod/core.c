@@ -125,7 +125,7 @@ static void __exit tandem_exit(void)
 	 * then their sysfs parent.
 	 */
 	mutex_lock(&tandem.lock);
-	tandem.exiting = true;
+	WRITE_ONCE(tandem.exiting, true);
 	mutex_unlock(&tandem.lock);
 	tandem_prefetch_stop_all();
 	tandem_netlink_exit();

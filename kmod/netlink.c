@@ -85,39 +85,105 @@ out_cancel:
 	return -EMSGSIZE;
 }
 
-static int tandem_dataset_fill_state(struct sk_buff *skb, struct tandem_dataset *ds)
-{
-	u64 cnt[__TANDEM_CNT_MAX], *pages;
+/*
+ * What DATASET_GET reports of a dataset: the fields tandem.lock guards,
+ * copied under it, and its files' usage, walked without it (the walk of
+ * every cached folio must not hold the registry's lock).
+ */
+struct tandem_ds_snap {
+	u32 id, nr_files, pending;
+	s32 node;
+	char name[TANDEM_NAME_MAX];
+	u64 cnt[__TANDEM_CNT_MAX];
 	struct tandem_prefetch_info pf;
-	int i, err, pending;
+	struct tandem_usage use;
+};
 
+static void tandem_ds_snap_locked(struct tandem_dataset *ds, struct tandem_ds_snap *s)
+{
+	int i;
+
+	lockdep_assert_held(&tandem.lock);
+	s->id = ds->id;
+	strscpy(s->name, ds->name, sizeof(s->name));
+	s->nr_files = ds->nr_files;
+	s->node = ds->node;
 	/*
 	 * The queue count first: when it reads 0, the counters read after it
 	 * include all the work it counted (pairs with the worker's barrier).
 	 */
-	pending = atomic_read_acquire(&ds->steer_queued);
+	s->pending = atomic_read_acquire(&ds->steer_queued);
 	for (i = 0; i < __TANDEM_CNT_MAX; i++)
-		cnt[i] = atomic64_read(&ds->cnt[i]);
-	pages = kcalloc(nr_node_ids, sizeof(*pages), GFP_KERNEL);
-	if (!pages)
-		return -ENOMEM;
-	tandem_dataset_node_pages(ds, pages, nr_node_ids);
-	tandem_prefetch_info(ds, &pf);
-	err = -EMSGSIZE;
-	if (nla_put_s32(skb, TANDEM_A_DATASET_NODE, ds->node) ||
-	    nla_put_u32(skb, TANDEM_A_STEER_PENDING, pending) ||
-	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_COUNTERS, cnt, __TANDEM_CNT_MAX) ||
-	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_NODE_PAGES, pages, nr_node_ids) ||
-	    nla_put_u8(skb, TANDEM_A_PREFETCH_STATE, pf.state) ||
-	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_DONE, pf.pages_done, TANDEM_A_PAD) ||
-	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_TOTAL, pf.pages_total,
+		s->cnt[i] = atomic64_read(&ds->cnt[i]);
+	tandem_prefetch_info(ds, &s->pf);
+}
+
+static struct tandem_ds_snap *tandem_ds_snap_alloc(void)
+{
+	struct tandem_ds_snap *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	s->use.node_pages = kcalloc(nr_node_ids, sizeof(*s->use.node_pages), GFP_KERNEL);
+	if (!s->use.node_pages) {
+		kfree(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void tandem_ds_snap_free(struct tandem_ds_snap *s)
+{
+	if (s)
+		kfree(s->use.node_pages);
+	kfree(s);
+}
+
+/*
+ * Snapshot the first dataset with an id in [*id, max] into s; it is held by
+ * a reference while its files are walked. false when there is none.
+ */
+static bool tandem_ds_snap_take(unsigned long *id, unsigned long max,
+				struct tandem_ds_snap *s)
+{
+	struct tandem_dataset *ds;
+
+	mutex_lock(&tandem.lock);
+	ds = xa_find(&tandem.datasets, id, max, XA_PRESENT);
+	if (ds) {
+		tandem_dataset_get(ds);
+		tandem_ds_snap_locked(ds, s);
+	}
+	mutex_unlock(&tandem.lock);
+	if (!ds)
+		return false;
+	tandem_dataset_usage(ds, &s->use);
+	tandem_dataset_put(ds);
+	return true;
+}
+
+static int tandem_dataset_fill(struct sk_buff *skb, const struct tandem_ds_snap *s)
+{
+	const struct tandem_prefetch_info *pf = &s->pf;
+
+	if (nla_put_u32(skb, TANDEM_A_DATASET_ID, s->id) ||
+	    nla_put_string(skb, TANDEM_A_DATASET_NAME, s->name) ||
+	    nla_put_u32(skb, TANDEM_A_DATASET_NFILES, s->nr_files) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_BYTES, s->use.bytes, TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_PAGES_CACHED, s->use.pages_cached,
 			      TANDEM_A_PAD) ||
-	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_ELAPSED_NS, pf.elapsed_ns, TANDEM_A_PAD))
-		goto out;
-	err = 0;
-out:
-	kfree(pages);
-	return err;
+	    nla_put_s32(skb, TANDEM_A_DATASET_NODE, s->node) ||
+	    nla_put_u32(skb, TANDEM_A_STEER_PENDING, s->pending) ||
+	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_COUNTERS, s->cnt, __TANDEM_CNT_MAX) ||
+	    tandem_put_u64_nest(skb, TANDEM_A_DATASET_NODE_PAGES, s->use.node_pages,
+				nr_node_ids) ||
+	    nla_put_u8(skb, TANDEM_A_PREFETCH_STATE, pf->state) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_DONE, pf->pages_done, TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_PAGES_TOTAL, pf->pages_total,
+			      TANDEM_A_PAD) ||
+	    nla_put_u64_64bit(skb, TANDEM_A_PREFETCH_ELAPSED_NS, pf->elapsed_ns, TANDEM_A_PAD))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /* Send a reply built by the caller, or drop it when building failed. */
@@ -129,19 +195,6 @@ static int tandem_reply_end(struct sk_buff *msg, void *hdr, struct genl_info *in
 	}
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
-}
-
-static int tandem_dataset_fill(struct sk_buff *skb, struct tandem_dataset *ds)
-{
-	if (nla_put_u32(skb, TANDEM_A_DATASET_ID, ds->id) ||
-	    nla_put_string(skb, TANDEM_A_DATASET_NAME, ds->name) ||
-	    nla_put_u32(skb, TANDEM_A_DATASET_NFILES, ds->nr_files) ||
-	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_BYTES, tandem_dataset_bytes(ds),
-			      TANDEM_A_PAD) ||
-	    nla_put_u64_64bit(skb, TANDEM_A_DATASET_PAGES_CACHED,
-			      tandem_dataset_pages_cached(ds), TANDEM_A_PAD))
-		return -EMSGSIZE;
-	return tandem_dataset_fill_state(skb, ds);
 }
 
 /* Tell listeners of the "events" group that a dataset came or went. */
@@ -219,7 +272,7 @@ static int tandem_nl_dataset_add_doit(struct sk_buff *skb, struct genl_info *inf
 	default:
 		return err;
 	}
-	tandem_notify_dataset(TANDEM_CMD_DATASET_ADD, id, nla_data(attr));
+	tandem_notify_dataset(TANDEM_CMD_DATASET_ADD_NTF, id, nla_data(attr));
 	msg = tandem_reply_new(info, &hdr);
 	if (!msg)
 		return -ENOMEM;
@@ -239,59 +292,63 @@ static int tandem_nl_dataset_del_doit(struct sk_buff *skb, struct genl_info *inf
 	if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
 	if (!err)
-		tandem_notify_dataset(TANDEM_CMD_DATASET_DEL, nla_get_u32(attr), NULL);
+		tandem_notify_dataset(TANDEM_CMD_DATASET_DEL_NTF, nla_get_u32(attr), NULL);
 	return err;
 }
 
 static int tandem_nl_dataset_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
-	struct tandem_dataset *ds;
+	unsigned long id;
+	struct tandem_ds_snap *s;
 	struct sk_buff *msg;
 	void *hdr;
 	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
 		return -EINVAL;
+	s = tandem_ds_snap_alloc();
+	if (!s)
+		return -ENOMEM;
+	id = nla_get_u32(attr);
+	err = -ENOENT;
+	if (!tandem_ds_snap_take(&id, id, s)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		goto out_free;
+	}
+	err = -ENOMEM;
 	msg = tandem_reply_new(info, &hdr);
 	if (!msg)
-		return -ENOMEM;
-	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
-	if (!ds) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
-		err = -ENOENT;
-	} else {
-		err = tandem_dataset_fill(msg, ds);
-	}
-	mutex_unlock(&tandem.lock);
-	return tandem_reply_end(msg, hdr, info, err);
+		goto out_free;
+	err = tandem_reply_end(msg, hdr, info, tandem_dataset_fill(msg, s));
+out_free:
+	tandem_ds_snap_free(s);
+	return err;
 }
 
+/* One dataset per message; the dump resumes at the id in args[0]. */
 static int tandem_nl_dataset_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct tandem_dataset *ds;
-	unsigned long id;
+	struct tandem_ds_snap *s = tandem_ds_snap_alloc();
+	unsigned long id = cb->args[0];
 	void *hdr;
 	int err = 0;
 
-	mutex_lock(&tandem.lock);
-	xa_for_each_start(&tandem.datasets, id, ds, cb->args[0]) {
+	if (!s)
+		return -ENOMEM;
+	while (tandem_ds_snap_take(&id, ULONG_MAX, s)) {
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &tandem_genl_family, NLM_F_MULTI, TANDEM_CMD_DATASET_GET);
-		if (!hdr) {
-			err = -EMSGSIZE;
-			break;
-		}
-		err = tandem_dataset_fill(skb, ds);
+		err = hdr ? tandem_dataset_fill(skb, s) : -EMSGSIZE;
 		if (err) {
-			genlmsg_cancel(skb, hdr);
+			if (hdr)
+				genlmsg_cancel(skb, hdr);
 			break;
 		}
 		genlmsg_end(skb, hdr);
-		cb->args[0] = id + 1;
+		cb->args[0] = ++id;
 	}
-	mutex_unlock(&tandem.lock);
+	tandem_ds_snap_free(s);
 	/* a full skb ends this round; the dump continues from args[0] */
 	if (err == -EMSGSIZE && skb->len)
 		return skb->len;
@@ -452,8 +509,7 @@ static int tandem_file_fill(struct sk_buff *skb, struct tandem_file *f, char *bu
  */
 static int tandem_nl_file_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct nlattr *attr = tandem_dump_attrs(cb)[TANDEM_A_DATASET_ID];
 	struct tandem_dataset *ds;
 	struct tandem_file *f;
 	int err = 0;
@@ -602,39 +658,44 @@ out_unlock:
 	return err;
 }
 
-/* The dataset's files named by FILE_PATH attributes, in order, with references. */
-static int tandem_nl_prefetch_files(struct genl_info *info, struct tandem_dataset *ds,
-				    struct tandem_file **files, int n)
+/* The i-th FILE_PATH attribute of the request. */
+static struct nlattr *tandem_nl_nth_path(struct genl_info *info, int i)
 {
-	struct tandem_file *tmp, *f;
 	struct nlattr *a;
-	int rem, i = 0, err;
+	int rem;
 
-	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem) {
-		if (nla_type(a) != TANDEM_A_FILE_PATH)
-			continue;
-		tmp = tandem_file_alloc(nla_data(a), &err);
-		if (!tmp) {
-			tandem_nl_path_error(info->extack, a, err);
+	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem)
+		if (nla_type(a) == TANDEM_A_FILE_PATH && !i--)
+			return a;
+	return NULL;
+}
+
+/*
+ * The dataset's files that the resolved paths tmp[0..n) name, in order,
+ * with references.
+ */
+static int tandem_nl_prefetch_match(struct genl_info *info, struct tandem_dataset *ds,
+				    struct tandem_file **tmp, int n, struct tandem_file **files)
+{
+	struct tandem_file *f;
+	int i;
+
+	lockdep_assert_held(&tandem.lock);
+	for (i = 0; i < n; i++) {
+		f = tandem_file_next(ds, tmp[i]->dev, tmp[i]->ino - 1);
+		if (!f || f->dev != tmp[i]->dev || f->ino != tmp[i]->ino)
 			goto out_put;
-		}
-		f = tandem_file_next(ds, tmp->dev, tmp->ino - 1);
-		if (!f || f->dev != tmp->dev || f->ino != tmp->ino) {
-			tandem_file_put(tmp);
-			NL_SET_ERR_MSG_ATTR(info->extack, a, "file is not in this dataset");
-			err = -ENOENT;
-			goto out_put;
-		}
-		tandem_file_put(tmp);
 		tandem_file_get(f);
-		files[i++] = f;
+		files[i] = f;
 	}
-	return i;
+	return n;
 
 out_put:
+	NL_SET_ERR_MSG_ATTR(info->extack, tandem_nl_nth_path(info, i),
+			    "file is not in this dataset");
 	while (i--)
 		tandem_file_put(files[i]);
-	return err;
+	return -ENOENT;
 }
 
 /* All files of the dataset (ordered by device and inode), with references. */
@@ -650,36 +711,22 @@ static int tandem_nl_prefetch_all(struct tandem_dataset *ds, struct tandem_file 
 	return i;
 }
 
-static int tandem_nl_prefetch_doit(struct sk_buff *skb, struct genl_info *info)
+/* Start the prefetch of ds, tandem.lock held; tmp[0..n): resolved paths, or all. */
+static int tandem_nl_prefetch_locked(struct genl_info *info, struct tandem_dataset *ds,
+				     struct tandem_file **tmp, int n)
 {
-	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
 	struct nlattr *kbps = info->attrs[TANDEM_A_PREFETCH_KBPS];
-	struct tandem_file **files = NULL;
-	struct tandem_dataset *ds;
-	int n = 0, paths = 0, rem, err;
-	struct nlattr *a;
+	struct tandem_file **files;
+	int err;
 
-	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
-		return -EINVAL;
-	nla_for_each_attr(a, genlmsg_data(info->genlhdr), genlmsg_len(info->genlhdr), rem)
-		paths += nla_type(a) == TANDEM_A_FILE_PATH;
-	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
-	err = -ENOENT;
-	if (!ds) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
-		goto out_unlock;
-	}
-	err = -ENOMEM;
-	files = kvcalloc(max_t(int, 1, paths ?: ds->nr_files), sizeof(*files), GFP_KERNEL);
+	files = kvcalloc(max_t(int, 1, n ?: ds->nr_files), sizeof(*files), GFP_KERNEL);
 	if (!files)
-		goto out_unlock;
-	n = paths ? tandem_nl_prefetch_files(info, ds, files, paths) :
-		    tandem_nl_prefetch_all(ds, files);
+		return -ENOMEM;
+	n = n ? tandem_nl_prefetch_match(info, ds, tmp, n, files) :
+		tandem_nl_prefetch_all(ds, files);
 	if (n < 0) {
-		err = n;
 		kvfree(files);
-		goto out_unlock;
+		return n;
 	}
 	err = tandem_prefetch_start(ds, files, n, kbps ? nla_get_u32(kbps) : 0);
 	if (err == -EBUSY)
@@ -687,8 +734,36 @@ static int tandem_nl_prefetch_doit(struct sk_buff *skb, struct genl_info *info)
 	else if (err == -ENODEV)
 		NL_SET_ERR_MSG(info->extack,
 			       "no target node: cxl_node is -2 and the dataset has no node of its own");
-out_unlock:
+	return err;
+}
+
+/* Paths are resolved (kern_path) before tandem.lock is taken. */
+static int tandem_nl_prefetch_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[TANDEM_A_DATASET_ID];
+	struct tandem_file **tmp = NULL;
+	struct tandem_dataset *ds;
+	int i, n = 0, err;
+
+	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
+		return -EINVAL;
+	if (tandem_nl_nth_path(info, 0)) {
+		err = tandem_nl_files_resolve(info, &tmp, &n);
+		if (err)
+			return err;
+	}
+	mutex_lock(&tandem.lock);
+	ds = tandem_dataset_find(nla_get_u32(attr));
+	if (ds) {
+		err = tandem_nl_prefetch_locked(info, ds, tmp, n);
+	} else {
+		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		err = -ENOENT;
+	}
 	mutex_unlock(&tandem.lock);
+	for (i = 0; i < n; i++)
+		tandem_file_put(tmp[i]);
+	kvfree(tmp);
 	return err;
 }
 

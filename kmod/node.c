@@ -177,7 +177,7 @@ int tandem_node_set(int nid, const char **why)
 		scnprintf(reason, sizeof(reason), "explicit: cxl_node=%d%s", nid,
 			  node_state(nid, N_CPU) ? " (note: this node has CPUs)" : "");
 	}
-	tandem.cxl_node = node;
+	WRITE_ONCE(tandem.cxl_node, node);
 	strscpy(tandem.cxl_reason, reason, sizeof(tandem.cxl_reason));
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "tandem.h"
 
 #define TANDEM_PF_BATCH		256	/* pages: 1 MiB reads */
@@ -32,7 +33,7 @@
 
 struct tandem_prefetch {
 	struct work_struct work;
-	struct tandem_dataset *ds;	/* holds a reference on ds->kobj */
+	struct tandem_dataset *ds;	/* holds a reference */
 	struct tandem_file **files;	/* each holds a reference */
 	int nfiles;
 	int node;
@@ -61,7 +62,7 @@ static void tandem_pf_wait_oldest(struct tandem_prefetch *pf)
 static void tandem_pf_track(struct tandem_prefetch *pf, struct address_space *mapping,
 			    pgoff_t last)
 {
-	struct folio *folio = filemap_get_folio(mapping, last);
+	struct folio *folio = tandem_filemap_get_folio(mapping, last);
 
 	if (!folio)
 		return;	/* already gone (truncated): nothing to wait for */
@@ -251,7 +252,7 @@ static void tandem_pf_free(struct tandem_prefetch *pf)
 	for (i = 0; i < pf->nfiles; i++)
 		tandem_file_put(pf->files[i]);
 	kvfree(pf->files);
-	kobject_put(&pf->ds->kobj);
+	tandem_dataset_put(pf->ds);
 	kfree(pf);
 	atomic64_dec(&tandem_live_objects);
 }
@@ -285,7 +286,7 @@ int tandem_prefetch_start(struct tandem_dataset *ds, struct tandem_file **files,
 	}
 	INIT_WORK(&pf->work, tandem_pf_workfn);
 	init_waitqueue_head(&pf->wq);
-	kobject_get(&ds->kobj);
+	tandem_dataset_get(ds);
 	pf->ds = ds;
 	pf->files = files;
 	pf->nfiles = n;
@@ -325,15 +326,23 @@ void tandem_prefetch_info(struct tandem_dataset *ds, struct tandem_prefetch_info
 		tandem_pf_info(pf, info);
 }
 
-/* The dataset is unregistered (not reachable any more): stop and free. */
+/*
+ * The dataset is deleted (ds->dead): detach its prefetch under the lock, so
+ * that no reader (sysfs, netlink) can reach it any more, then stop it and
+ * free it outside the lock.
+ */
 void tandem_prefetch_release(struct tandem_dataset *ds)
 {
-	struct tandem_prefetch *pf = ds->prefetch;
+	struct tandem_prefetch *pf;
 
+	mutex_lock(&tandem.lock);
+	pf = ds->prefetch;
+	ds->prefetch = NULL;
+	if (pf)
+		tandem_pf_cancel(pf);
+	mutex_unlock(&tandem.lock);
 	if (!pf)
 		return;
-	ds->prefetch = NULL;
-	tandem_pf_cancel(pf);
 	flush_work(&pf->work);
 	tandem_pf_free(pf);
 }

@@ -17,13 +17,40 @@
 
 #include "tandem.h"
 
-static struct kmem_cache *tandem_file_cache;
+static struct kmem_cache *tandem_file_cache, *tandem_dataset_cache;
 static u32 tandem_next_id;
 
 int tandem_registry_init(void)
 {
 	tandem_file_cache = KMEM_CACHE(tandem_file, 0);
-	return tandem_file_cache ? 0 : -ENOMEM;
+	if (!tandem_file_cache)
+		return -ENOMEM;
+	tandem_dataset_cache = KMEM_CACHE(tandem_dataset, 0);
+	if (!tandem_dataset_cache) {
+		kmem_cache_destroy(tandem_file_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tandem_dataset_get(struct tandem_dataset *ds)
+{
+	refcount_inc(&ds->ref);
+}
+
+static void tandem_dataset_free_rcu(struct rcu_head *rcu)
+{
+	kmem_cache_free(tandem_dataset_cache, container_of(rcu, struct tandem_dataset, rcu));
+}
+
+void tandem_dataset_put(struct tandem_dataset *ds)
+{
+	if (!refcount_dec_and_test(&ds->ref))
+		return;
+	WARN_ON_ONCE(ds->prefetch || !RB_EMPTY_ROOT(&ds->files));
+	atomic64_dec(&tandem_live_objects);
+	/* a probe that found one of its files under RCU may still read it */
+	call_rcu(&ds->rcu, tandem_dataset_free_rcu);
 }
 
 void tandem_file_get(struct tandem_file *f)
@@ -42,11 +69,12 @@ void tandem_file_put(struct tandem_file *f)
 	if (!refcount_dec_and_test(&f->ref))
 		return;
 	path_put(&f->path);
+	/* queued before the file's own free: both wait for the same readers */
 	if (f->ds)
-		kobject_put(&f->ds->kobj);
-	/* the page-cache probe may still be looking at it under RCU */
-	call_rcu(&f->rcu, tandem_file_free_rcu);
+		tandem_dataset_put(f->ds);
 	atomic64_dec(&tandem_live_objects);
+	/* the page-cache probes may still be looking at it under RCU */
+	call_rcu(&f->rcu, tandem_file_free_rcu);
 }
 
 struct tandem_dataset *tandem_dataset_find(u32 id)
@@ -78,6 +106,21 @@ static bool tandem_dataset_name_taken(const char *name)
 	return false;
 }
 
+static struct tandem_dataset *tandem_dataset_alloc(const char *name)
+{
+	struct tandem_dataset *ds = kmem_cache_zalloc(tandem_dataset_cache, GFP_KERNEL);
+
+	if (!ds)
+		return NULL;
+	atomic64_inc(&tandem_live_objects);
+	refcount_set(&ds->ref, 1);	/* the registry's */
+	strscpy(ds->name, name, sizeof(ds->name));
+	ds->files = RB_ROOT;
+	ds->node = -1;
+	ds->full_until = jiffies;
+	return ds;
+}
+
 /* Returns 0 and the new id, -EINVAL, -EEXIST (name taken), -ENOSPC (limit). */
 int tandem_dataset_add(const char *name, u32 *id)
 {
@@ -86,42 +129,34 @@ int tandem_dataset_add(const char *name, u32 *id)
 
 	if (!tandem_dataset_name_valid(name))
 		return -EINVAL;
-	ds = kzalloc(sizeof(*ds), GFP_KERNEL);
+	ds = tandem_dataset_alloc(name);
 	if (!ds)
 		return -ENOMEM;
-	atomic64_inc(&tandem_live_objects);
-	strscpy(ds->name, name, sizeof(ds->name));
-	ds->files = RB_ROOT;
-	ds->node = -1;
-	ds->full_until = jiffies;
-
 	mutex_lock(&tandem.lock);
 	err = -ENOSPC;
 	if (tandem.nr_datasets >= tandem_max_datasets)
-		goto out_free;
+		goto out_unlock;
 	err = -EEXIST;
 	if (tandem_dataset_name_taken(name))
-		goto out_free;
+		goto out_unlock;
 	/* cyclic ids: a deleted dataset's id is not handed out again at once */
 	err = xa_alloc_cyclic(&tandem.datasets, &ds->id, ds, XA_LIMIT(1, INT_MAX),
 			      &tandem_next_id, GFP_KERNEL);
 	if (err < 0)
-		goto out_free;
-	err = tandem_sysfs_dataset_add(ds);	/* owns ds from here on */
+		goto out_unlock;
+	err = tandem_sysfs_dataset_add(ds);	/* no directory on error */
 	if (err) {
 		xa_erase(&tandem.datasets, ds->id);
-		mutex_unlock(&tandem.lock);
-		return err;
+		goto out_unlock;
 	}
-	tandem.nr_datasets++;
+	WRITE_ONCE(tandem.nr_datasets, tandem.nr_datasets + 1);
 	*id = ds->id;
 	mutex_unlock(&tandem.lock);
 	return 0;
 
-out_free:
+out_unlock:
 	mutex_unlock(&tandem.lock);
-	kfree(ds);
-	atomic64_dec(&tandem_live_objects);
+	tandem_dataset_put(ds);
 	return err;
 }
 
@@ -151,17 +186,20 @@ int tandem_dataset_del(u32 id)
 		tandem_steer_file_del(rb_entry(n, struct tandem_file, node));
 	files = ds->files;
 	ds->files = RB_ROOT;
-	tandem.nr_files -= ds->nr_files;
-	tandem.nr_datasets--;
+	WRITE_ONCE(tandem.nr_files, tandem.nr_files - ds->nr_files);
+	ds->nr_files = 0;
+	WRITE_ONCE(tandem.nr_datasets, tandem.nr_datasets - 1);
 	mutex_unlock(&tandem.lock);
 
 	/*
-	 * Outside the lock: path_put() may sleep, and removing the sysfs
-	 * directory waits for readers that take the lock.
+	 * Outside the lock: path_put() may sleep, a prefetch is waited for,
+	 * and removing the sysfs directory waits for readers that take the
+	 * lock. The files' and the directory's references keep ds alive.
 	 */
 	tandem_prefetch_release(ds);
 	tandem_files_put(&files);
 	tandem_sysfs_dataset_del(ds);
+	tandem_dataset_put(ds);
 	return 0;
 }
 
@@ -173,36 +211,67 @@ void tandem_registry_exit(void)
 	xa_for_each(&tandem.datasets, id, ds)
 		tandem_dataset_del(id);
 	xa_destroy(&tandem.datasets);
-	rcu_barrier();		/* the files' RCU frees */
+	rcu_barrier();		/* the files' and datasets' RCU frees */
+	kmem_cache_destroy(tandem_dataset_cache);
 	kmem_cache_destroy(tandem_file_cache);
 }
 
-u64 tandem_dataset_pages_cached(struct tandem_dataset *ds)
-{
-	struct tandem_file *f;
-	struct rb_node *n;
-	u64 pages = 0;
+#define TANDEM_WALK_BATCH	32
 
-	lockdep_assert_held(&tandem.lock);
-	for (n = rb_first(&ds->files); n; n = rb_next(n)) {
-		f = rb_entry(n, struct tandem_file, node);
-		pages += READ_ONCE(f->inode->i_mapping->nrpages);
-	}
-	return pages;
+/*
+ * Call fn for each file of ds without holding tandem.lock while fn runs:
+ * the lock is taken for each batch of files only, to take references on
+ * them in (dev, ino) order. Files added or removed meanwhile may or may
+ * not be seen; a deleted dataset ends the walk. Process context. Returns
+ * the number of files walked.
+ */
+int tandem_dataset_walk(struct tandem_dataset *ds,
+			void (*fn)(struct tandem_file *f, void *arg), void *arg)
+{
+	struct tandem_file *batch[TANDEM_WALK_BATCH], *f;
+	int i, n, walked = 0;
+	dev_t dev = 0;
+	u64 ino = 0;
+
+	do {
+		n = 0;
+		mutex_lock(&tandem.lock);
+		for (f = ds->dead ? NULL : tandem_file_next(ds, dev, ino);
+		     f && n < TANDEM_WALK_BATCH; f = tandem_file_next(ds, f->dev, f->ino)) {
+			tandem_file_get(f);
+			batch[n++] = f;
+		}
+		mutex_unlock(&tandem.lock);
+		for (i = 0; i < n; i++) {
+			fn(batch[i], arg);
+			dev = batch[i]->dev;
+			ino = batch[i]->ino;
+			tandem_file_put(batch[i]);
+		}
+		walked += n;
+		cond_resched();
+	} while (n == TANDEM_WALK_BATCH);
+	return walked;
 }
 
-u64 tandem_dataset_bytes(struct tandem_dataset *ds)
+static void tandem_usage_add(struct tandem_file *f, void *arg)
 {
-	struct tandem_file *f;
-	struct rb_node *n;
-	u64 bytes = 0;
+	struct tandem_usage *u = arg;
 
-	lockdep_assert_held(&tandem.lock);
-	for (n = rb_first(&ds->files); n; n = rb_next(n)) {
-		f = rb_entry(n, struct tandem_file, node);
-		bytes += i_size_read(f->inode);
-	}
-	return bytes;
+	u->bytes += i_size_read(f->inode);
+	u->pages_cached += READ_ONCE(f->inode->i_mapping->nrpages);
+	if (u->node_pages)
+		tandem_file_node_pages(f, u);
+}
+
+/* Sizes and cached pages of ds's files; per node when u->node_pages is set. */
+void tandem_dataset_usage(struct tandem_dataset *ds, struct tandem_usage *u)
+{
+	u->bytes = 0;
+	u->pages_cached = 0;
+	if (u->node_pages)
+		memset(u->node_pages, 0, nr_node_ids * sizeof(*u->node_pages));
+	tandem_dataset_walk(ds, tandem_usage_add, u);
 }
 
 /*
@@ -249,7 +318,6 @@ out_free:
 	return NULL;
 }
 
-
 static int tandem_file_cmp(dev_t dev, u64 ino, const struct tandem_file *f)
 {
 	if (dev != f->dev)
@@ -278,9 +346,9 @@ int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f)
 	rb_link_node(&f->node, parent, p);
 	rb_insert_color(&f->node, &ds->files);
 	f->ds = ds;
-	kobject_get(&ds->kobj);
+	tandem_dataset_get(ds);
 	ds->nr_files++;
-	tandem.nr_files++;
+	WRITE_ONCE(tandem.nr_files, tandem.nr_files + 1);
 	tandem_steer_file_add(f);
 	return 0;
 }
@@ -312,5 +380,5 @@ void tandem_file_remove(struct tandem_dataset *ds, struct tandem_file *f)
 	rb_erase(&f->node, &ds->files);
 	RB_CLEAR_NODE(&f->node);
 	ds->nr_files--;
-	tandem.nr_files--;
+	WRITE_ONCE(tandem.nr_files, tandem.nr_files - 1);
 }

@@ -9,8 +9,9 @@
  * then migrates the folios of each queued range: allocate on the target
  * node, copy, replace the page-cache entry (which moves the memcg charge),
  * add the new folio to the LRU. Only clean, uptodate, unmapped, unpinned
- * order-0 folios not under writeback, with no private data that cannot be
- * released, are moved; everything else is skipped and counted by reason.
+ * folios not under writeback, with no private data that cannot be
+ * released, are moved (large folios whole, from 6.2: compat.h); everything
+ * else is skipped and counted by reason.
  * File contents never change: the folio is locked from the checks through
  * the replacement, and writers, truncation and faults all take that lock.
  *
@@ -27,7 +28,10 @@
 
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/page_idle.h>
 #include <linux/pagemap.h>
 #include <linux/pagevec.h>
 #include <linux/sched.h>
@@ -93,7 +97,7 @@ void tandem_steer_file_del(struct tandem_file *f)
 	lockdep_assert_held(&tandem.lock);
 	hash_del_rcu(&f->hash);
 	spin_lock_irq(&tandem_steer_lock);
-	f->dead = true;
+	WRITE_ONCE(f->dead, true);
 	was_queued = f->queued;
 	if (was_queued) {
 		list_del_init(&f->work);
@@ -112,7 +116,6 @@ static void __tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t e
 				 struct list_head *list)
 {
 	unsigned long flags;
-	bool newly = false;
 
 	spin_lock_irqsave(&tandem_steer_lock, flags);
 	if (f->dead || tandem_steer_stopping) {
@@ -130,11 +133,10 @@ static void __tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t e
 		f->queued = true;
 		refcount_inc(&f->ref);
 		list_add_tail(&f->work, list);
-		newly = true;
+		/* counted before the worker can take it: never below zero */
+		atomic_inc(&f->ds->steer_queued);
 	}
 	spin_unlock_irqrestore(&tandem_steer_lock, flags);
-	if (newly)
-		atomic_inc(&f->ds->steer_queued);
 }
 
 void tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t end)
@@ -187,7 +189,7 @@ static void tandem_probe_delete(void *data, struct folio *folio)
 }
 
 /* Outcome of one folio, a counter index or one of these. */
-enum { TANDEM_MOVED = -1, TANDEM_IN_PLACE = -2 };
+enum { TANDEM_MOVED = -1, TANDEM_MOVED_LARGE = -2, TANDEM_IN_PLACE = -3 };
 
 static int tandem_folio_check(struct folio *folio, struct address_space *mapping)
 {
@@ -208,54 +210,137 @@ static int tandem_folio_check(struct folio *folio, struct address_space *mapping
 	return 0;
 }
 
+/*
+ * The flags the kernel's own migration carries to the new folio
+ * (folio_migrate_flags(), mm/migrate.c) that a clean, unmapped page-cache
+ * folio can have: reclaim's view of it (referenced, active, workingset),
+ * the filesystem's (checked, mappedtodisk), idle-page tracking (young,
+ * idle) and the readahead marker, without which the next read of this
+ * folio would not start async readahead. Not copied: dirty and writeback
+ * (never steered), unevictable (folio_add_lru() decides it again from the
+ * mapping), the NUMA-balancing cpupid (for mapped pages), memcg (moved by
+ * the page-cache replacement). Unlike migration, the old folio stays on
+ * its LRU list until it is freed, so its own flags are left as they are.
+ */
+/*
+ * Whether reclaim sees folio (locked, on an LRU list) as active. The classic
+ * LRU keeps PG_active; MGLRU (CONFIG_LRU_GEN, on by default in Debian's
+ * 6.12) keeps a generation instead and turns the two youngest into
+ * PG_active when migration isolates the folio (lru_gen_del_folio()).
+ * Steering does not isolate (folio_isolate_lru() is not exported), so it
+ * asks the same question here. folio_lruvec() is not usable by a module
+ * (root_mem_cgroup is not exported): a folio without a memcg is on its
+ * node's own lruvec.
+ */
+static bool tandem_folio_active(struct folio *folio)
+{
+#ifdef CONFIG_LRU_GEN
+	int gen = folio_lru_gen(folio);
+
+	if (gen >= 0) {
+		struct mem_cgroup *memcg = folio_memcg(folio);
+		struct lruvec *lruvec = memcg ? &memcg->nodeinfo[folio_nid(folio)]->lruvec :
+					&folio_pgdat(folio)->__lruvec;
+
+		return lru_gen_is_active(lruvec, gen);
+	}
+#endif
+	return folio_test_active(folio);
+}
+
+static void tandem_copy_flags(struct folio *new, struct folio *old)
+{
+	if (folio_test_referenced(old))
+		folio_set_referenced(new);
+	if (tandem_folio_active(old))
+		folio_set_active(new);
+	if (folio_test_workingset(old))
+		folio_set_workingset(new);
+	if (folio_test_checked(old))
+		folio_set_checked(new);
+	if (folio_test_mappedtodisk(old))
+		folio_set_mappedtodisk(new);
+	if (folio_test_young(old))
+		folio_set_young(new);
+	if (folio_test_idle(old))
+		folio_set_idle(new);
+	if (folio_test_readahead(old))
+		folio_set_readahead(new);
+}
+
+/*
+ * A folio of the same order on node, without direct reclaim: steering must
+ * not push anything else out (kswapd is woken). Large folios are moved
+ * whole, as the kernel's migration does; it splits one only when it cannot
+ * get the large destination, with split_folio(), which is not exported to
+ * modules, so a failed allocation here is counted as migrate_failed.
+ */
+static struct folio *tandem_folio_alloc(struct address_space *mapping, int node,
+					unsigned int order)
+{
+	gfp_t gfp = (mapping_gfp_mask(mapping) & ~(__GFP_FS | __GFP_DIRECT_RECLAIM)) |
+		    __GFP_THISNODE | __GFP_NOWARN | __GFP_NORETRY;
+
+	return __folio_alloc_node(gfp, order, node);
+}
+
+static void tandem_folio_copy(struct folio *new, struct folio *old)
+{
+	long i, nr = folio_nr_pages(old);
+
+	for (i = 0; i < nr; i++) {
+		copy_highpage(folio_page(new, i), folio_page(old, i));
+		if (nr > 1)
+			cond_resched();
+	}
+}
+
+/* Lock folio for steering; waits only for a read in flight. */
+static bool tandem_folio_trylock(struct folio *folio)
+{
+	if (folio_trylock(folio))
+		return true;
+	/*
+	 * Locked and not uptodate: its read is in flight (the probe fires at
+	 * insertion). Waiting for it here costs no CPU, where polling again
+	 * later re-walks the range; other holders of the lock are left alone
+	 * and retried.
+	 */
+	if (folio_test_uptodate(folio))
+		return false;
+	folio_wait_locked(folio);
+	return folio_trylock(folio);
+}
+
 /* Move one cached folio to node; see the top of the file for the rules. */
 static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node)
 {
-	struct page *page;
 	struct folio *new;
 	int why;
 
 	if (folio_nid(folio) == node)
 		return TANDEM_IN_PLACE;
-	if (folio_test_large(folio))
+	if (folio_test_large(folio) && !TANDEM_STEER_LARGE)
 		return TANDEM_CNT_SKIP_LARGE;
-	if (!folio_trylock(folio)) {
-		/*
-		 * Locked and not uptodate: its read is in flight (the probe
-		 * fires at insertion). Waiting for it here costs no CPU, where
-		 * polling again later re-walks the range; other holders of
-		 * the lock are left alone and retried.
-		 */
-		if (folio_test_uptodate(folio))
-			return TANDEM_CNT_SKIP_LOCKED;
-		folio_wait_locked(folio);
-		if (!folio_trylock(folio))
-			return TANDEM_CNT_SKIP_LOCKED;
-	}
+	if (!tandem_folio_trylock(folio))
+		return TANDEM_CNT_SKIP_LOCKED;
 	why = tandem_folio_check(folio, mapping);
 	if (why)
 		goto out_unlock;
-	/* no direct reclaim: steering must not push anything else out */
-	page = alloc_pages_node(node, (mapping_gfp_mask(mapping) &
-				       ~(__GFP_FS | __GFP_DIRECT_RECLAIM)) |
-				__GFP_THISNODE | __GFP_NOWARN | __GFP_NORETRY, 0);
-	if (!page) {
+	new = tandem_folio_alloc(mapping, node, folio_order(folio));
+	if (!new) {
 		why = TANDEM_CNT_MIGRATE_FAILED;
 		goto out_unlock;
 	}
-	new = page_folio(page);
-	copy_highpage(page, &folio->page);
+	tandem_folio_copy(new, folio);
 	__folio_set_locked(new);
 	folio_mark_uptodate(new);
-	if (folio_test_referenced(folio))
-		folio_set_referenced(new);
-	if (folio_test_workingset(folio))
-		folio_set_workingset(new);
+	tandem_copy_flags(new, folio);
 	tandem_replace_page_cache(folio, new);
 	folio_add_lru(new);
 	folio_unlock(new);
 	folio_put(new);
-	why = TANDEM_MOVED;
+	why = folio_test_large(folio) ? TANDEM_MOVED_LARGE : TANDEM_MOVED;
 out_unlock:
 	folio_unlock(folio);
 	return why;
@@ -291,10 +376,12 @@ struct tandem_pass {
 };
 
 static void tandem_count(struct tandem_dataset *ds, int what, struct tandem_pass *p,
-			 pgoff_t index)
+			 struct folio *folio)
 {
-	if (what == TANDEM_MOVED) {
-		atomic64_inc(&ds->cnt[TANDEM_CNT_STEERED]);
+	if (what == TANDEM_MOVED || what == TANDEM_MOVED_LARGE) {
+		atomic64_add(folio_nr_pages(folio), &ds->cnt[TANDEM_CNT_STEERED]);
+		if (what == TANDEM_MOVED_LARGE)
+			atomic64_inc(&ds->cnt[TANDEM_CNT_STEERED_LARGE]);
 		p->progress = true;
 		return;
 	}
@@ -302,7 +389,7 @@ static void tandem_count(struct tandem_dataset *ds, int what, struct tandem_pass
 		return;
 	atomic64_inc(&ds->cnt[what]);
 	if (what == TANDEM_CNT_SKIP_LOCKED)
-		p->retry_from = min(p->retry_from, index);
+		p->retry_from = min(p->retry_from, folio->index);
 }
 
 /* Steer the cached folios of f in [start, end]. */
@@ -326,15 +413,14 @@ static void tandem_steer_range(struct tandem_file *f, pgoff_t start, pgoff_t end
 				continue;
 			if (time_before(jiffies, READ_ONCE(f->ds->full_until))) {
 				/* paused: spends no rate budget */
-				tandem_count(f->ds, TANDEM_CNT_SKIP_TARGET_FULL, p, folio->index);
+				tandem_count(f->ds, TANDEM_CNT_SKIP_TARGET_FULL, p, folio);
 				continue;
 			}
 			if (!tandem_rate_take(folio_size(folio), &p->wait)) {
 				p->stopped_at = folio->index;
 				break;
 			}
-			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node), p,
-				     folio->index);
+			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node), p, folio);
 		}
 		folio_batch_release(&fbatch);
 		if (p->stopped_at != ULONG_MAX)
@@ -368,7 +454,7 @@ static void tandem_steer_file(struct tandem_file *f, pgoff_t start, pgoff_t end,
 	struct tandem_pass p = { .retry_from = ULONG_MAX, .stopped_at = ULONG_MAX };
 	int node = tandem_dataset_target_node(f->ds);
 
-	if (f->dead || node < 0 || start > end)
+	if (READ_ONCE(f->dead) || node < 0 || start > end)
 		return;
 	tandem_steer_range(f, start, end, node, &p);
 	if (p.progress)
@@ -394,7 +480,7 @@ static void tandem_steer_workfn(struct work_struct *work)
 		if (!f)
 			break;
 		tandem_steer_file(f, start, end, &delay);
-		/* counters before the queue count: see tandem_dataset_fill_state() */
+		/* counters before the queue count: see tandem_ds_snap_locked() */
 		smp_mb__before_atomic();
 		atomic_dec(&f->ds->steer_queued);
 		tandem_file_put(f);
@@ -425,30 +511,22 @@ int tandem_steer_dataset(struct tandem_dataset *ds)
 	return 0;
 }
 
-/* Cached pages of the dataset per node, pages[0..nr). */
-void tandem_dataset_node_pages(struct tandem_dataset *ds, u64 *pages, int nr)
+/* Add f's cached pages per node to u->node_pages[0..nr_node_ids). */
+void tandem_file_node_pages(struct tandem_file *f, struct tandem_usage *u)
 {
 	struct folio_batch fbatch;
-	struct tandem_file *f;
-	struct rb_node *n;
-	pgoff_t index;
+	pgoff_t index = 0;
 	unsigned int i;
 
-	lockdep_assert_held(&tandem.lock);
 	folio_batch_init(&fbatch);
-	for (n = rb_first(&ds->files); n; n = rb_next(n)) {
-		f = rb_entry(n, struct tandem_file, node);
-		index = 0;
-		while (filemap_get_folios(f->inode->i_mapping, &index, ULONG_MAX - 1, &fbatch)) {
-			for (i = 0; i < folio_batch_count(&fbatch); i++) {
-				int nid = folio_nid(fbatch.folios[i]);
+	while (filemap_get_folios(f->inode->i_mapping, &index, ULONG_MAX - 1, &fbatch)) {
+		for (i = 0; i < folio_batch_count(&fbatch); i++) {
+			struct folio *folio = fbatch.folios[i];
 
-				if (nid < nr)
-					pages[nid] += folio_nr_pages(fbatch.folios[i]);
-			}
-			folio_batch_release(&fbatch);
-			cond_resched();
+			u->node_pages[folio_nid(folio)] += folio_nr_pages(folio);
 		}
+		folio_batch_release(&fbatch);
+		cond_resched();
 	}
 }
 

@@ -75,7 +75,9 @@ static ssize_t steer_store(struct kobject *kobj, struct kobj_attribute *attr,
 		return err;
 	if (kstrtobool(buf, &on))
 		return -EINVAL;
+	mutex_lock(&tandem.lock);
 	WRITE_ONCE(tandem.steer, on);
+	mutex_unlock(&tandem.lock);
 	return count;
 }
 
@@ -90,7 +92,9 @@ static ssize_t tandem_kbps_store(u32 *knob, u32 max, const char *buf, size_t cou
 		return err;
 	if (kstrtouint(buf, 0, &kbps) || kbps > max)
 		return -EINVAL;
+	mutex_lock(&tandem.lock);
 	WRITE_ONCE(*knob, kbps);
+	mutex_unlock(&tandem.lock);
 	return count;
 }
 
@@ -157,11 +161,19 @@ static const struct attribute_group tandem_root_group = {
 	.attrs = tandem_root_attrs,
 };
 
-/* datasets/<id>/ */
+/*
+ * datasets/<id>/: a sysfs object apart from the runtime dataset, which it
+ * holds a reference on; its release frees the sysfs object alone. A
+ * deleted dataset's files read as empty until the directory is gone.
+ */
+struct tandem_dataset_sysfs {
+	struct kobject kobj;
+	struct tandem_dataset *ds;
+};
 
 static struct tandem_dataset *to_dataset(struct kobject *kobj)
 {
-	return container_of(kobj, struct tandem_dataset, kobj);
+	return container_of(kobj, struct tandem_dataset_sysfs, kobj)->ds;
 }
 
 static ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
@@ -169,60 +181,49 @@ static ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr, char
 	return sysfs_emit(buf, "%s\n", to_dataset(kobj)->name);
 }
 
-/* Counters read under the lock; a dataset being deleted reads as empty. */
-static ssize_t tandem_dataset_emit(struct kobject *kobj, char *buf,
-				   u64 (*get)(struct tandem_dataset *ds))
-{
-	struct tandem_dataset *ds = to_dataset(kobj);
-	u64 v = 0;
-
-	mutex_lock(&tandem.lock);
-	if (!ds->dead)
-		v = get(ds);
-	mutex_unlock(&tandem.lock);
-	return sysfs_emit(buf, "%llu\n", v);
-}
-
-static u64 tandem_dataset_nr_files(struct tandem_dataset *ds)
-{
-	return ds->nr_files;
-}
-
 static ssize_t files_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	return tandem_dataset_emit(kobj, buf, tandem_dataset_nr_files);
+	struct tandem_dataset *ds = to_dataset(kobj);
+	u32 n;
+
+	mutex_lock(&tandem.lock);
+	n = ds->nr_files;
+	mutex_unlock(&tandem.lock);
+	return sysfs_emit(buf, "%u\n", n);
 }
 
 static ssize_t pages_cached_show(struct kobject *kobj, struct kobj_attribute *attr,
 				 char *buf)
 {
-	return tandem_dataset_emit(kobj, buf, tandem_dataset_pages_cached);
+	struct tandem_usage u = {};
+
+	tandem_dataset_usage(to_dataset(kobj), &u);
+	return sysfs_emit(buf, "%llu\n", u.pages_cached);
 }
 
 static ssize_t bytes_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	return tandem_dataset_emit(kobj, buf, tandem_dataset_bytes);
+	struct tandem_usage u = {};
+
+	tandem_dataset_usage(to_dataset(kobj), &u);
+	return sysfs_emit(buf, "%llu\n", u.bytes);
 }
 
 /* cached pages per node, "N0 N1 ..." for nodes 0..nr_node_ids-1 */
 static ssize_t node_pages_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
-	struct tandem_dataset *ds = to_dataset(kobj);
+	struct tandem_usage u = {};
 	ssize_t len = 0;
-	u64 *pages;
 	int nid;
 
-	pages = kcalloc(nr_node_ids, sizeof(*pages), GFP_KERNEL);
-	if (!pages)
+	u.node_pages = kcalloc(nr_node_ids, sizeof(*u.node_pages), GFP_KERNEL);
+	if (!u.node_pages)
 		return -ENOMEM;
-	mutex_lock(&tandem.lock);
-	if (!ds->dead)
-		tandem_dataset_node_pages(ds, pages, nr_node_ids);
-	mutex_unlock(&tandem.lock);
+	tandem_dataset_usage(to_dataset(kobj), &u);
 	for (nid = 0; nid < nr_node_ids; nid++)
-		len += sysfs_emit_at(buf, len, "%s%llu", nid ? " " : "", pages[nid]);
+		len += sysfs_emit_at(buf, len, "%s%llu", nid ? " " : "", u.node_pages[nid]);
 	len += sysfs_emit_at(buf, len, "\n");
-	kfree(pages);
+	kfree(u.node_pages);
 	return len;
 }
 
@@ -248,10 +249,11 @@ static const char *const tandem_prefetch_states[] = {
 static ssize_t prefetch_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	struct tandem_dataset *ds = to_dataset(kobj);
-	struct tandem_prefetch_info info;
+	struct tandem_prefetch_info info = {};
 
 	mutex_lock(&tandem.lock);
-	tandem_prefetch_info(ds, &info);
+	if (!ds->dead)
+		tandem_prefetch_info(ds, &info);
 	mutex_unlock(&tandem.lock);
 	return sysfs_emit(buf, "%s %llu %llu\n", tandem_prefetch_states[info.state],
 			  info.pages_done, info.pages_total);
@@ -278,6 +280,10 @@ static struct attribute *tandem_dataset_attrs[] = {
 	NULL,
 };
 
+static const struct attribute_group tandem_dataset_group = {
+	.attrs = tandem_dataset_attrs,
+};
+
 /* datasets/<id>/counters/<name>: one enum tandem_counter each */
 const char *const tandem_counter_names[__TANDEM_CNT_MAX] = {
 	[TANDEM_CNT_STEERED] = "steered",
@@ -294,6 +300,7 @@ const char *const tandem_counter_names[__TANDEM_CNT_MAX] = {
 	[TANDEM_CNT_SKIP_PRIVATE] = "skip_private",
 	[TANDEM_CNT_SKIP_LARGE] = "skip_large",
 	[TANDEM_CNT_SKIP_TARGET_FULL] = "skip_target_full",
+	[TANDEM_CNT_STEERED_LARGE] = "steered_large",
 };
 
 struct tandem_cnt_attr {
@@ -301,17 +308,19 @@ struct tandem_cnt_attr {
 	int idx;
 };
 
+/* a file of the "counters" group: kobj is the dataset's directory */
 static ssize_t tandem_cnt_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	struct tandem_cnt_attr *ca = container_of(attr, struct tandem_cnt_attr, attr);
 
 	return sysfs_emit(buf, "%lld\n",
-			  (long long)atomic64_read(&to_dataset(kobj->parent)->cnt[ca->idx]));
+			  (long long)atomic64_read(&to_dataset(kobj)->cnt[ca->idx]));
 }
 
 static struct tandem_cnt_attr tandem_cnt_attrs[__TANDEM_CNT_MAX];
 static struct attribute *tandem_cnt_attr_ptrs[__TANDEM_CNT_MAX + 1];
 static const struct attribute_group tandem_cnt_group = {
+	.name = "counters",
 	.attrs = tandem_cnt_attr_ptrs,
 };
 
@@ -328,53 +337,55 @@ static void tandem_cnt_attrs_init(void)
 		tandem_cnt_attr_ptrs[i] = &tandem_cnt_attrs[i].attr.attr;
 	}
 }
-ATTRIBUTE_GROUPS(tandem_dataset);
 
-static void tandem_dataset_release(struct kobject *kobj)
+static const struct attribute_group *tandem_dataset_groups[] = {
+	&tandem_dataset_group,
+	&tandem_cnt_group,
+	NULL,
+};
+
+static void tandem_dataset_sysfs_release(struct kobject *kobj)
 {
-	kfree(to_dataset(kobj));
+	struct tandem_dataset_sysfs *dsys = container_of(kobj, struct tandem_dataset_sysfs, kobj);
+
+	tandem_dataset_put(dsys->ds);
+	kfree(dsys);
 	atomic64_dec(&tandem_live_objects);
 }
 
 static struct kobj_type tandem_dataset_ktype = {
-	.release = tandem_dataset_release,
+	.release = tandem_dataset_sysfs_release,
 	.sysfs_ops = &kobj_sysfs_ops,
 	.default_groups = tandem_dataset_groups,
 };
 
-/* On error the dataset has been freed. */
+/* datasets/<id>/ with its counters/, or an error and no directory. */
 int tandem_sysfs_dataset_add(struct tandem_dataset *ds)
 {
+	struct tandem_dataset_sysfs *dsys;
 	int err;
 
-	err = kobject_init_and_add(&ds->kobj, &tandem_dataset_ktype,
+	dsys = kzalloc(sizeof(*dsys), GFP_KERNEL);
+	if (!dsys)
+		return -ENOMEM;
+	atomic64_inc(&tandem_live_objects);
+	tandem_dataset_get(ds);
+	dsys->ds = ds;
+	err = kobject_init_and_add(&dsys->kobj, &tandem_dataset_ktype,
 				   tandem.datasets_kobj, "%u", ds->id);
-	if (err)
-		goto out_put;
-	ds->counters_kobj = kobject_create_and_add("counters", &ds->kobj);
-	if (!ds->counters_kobj) {
-		err = -ENOMEM;
-		goto out_del;
+	if (err) {
+		kobject_put(&dsys->kobj);
+		return err;
 	}
-	err = sysfs_create_group(ds->counters_kobj, &tandem_cnt_group);
-	if (err)
-		goto out_counters;
+	ds->sysfs = dsys;
 	return 0;
-
-out_counters:
-	kobject_put(ds->counters_kobj);
-out_del:
-	kobject_del(&ds->kobj);
-out_put:
-	kobject_put(&ds->kobj);
-	return err;
 }
 
+/* Not under tandem.lock: removal waits for readers, which take it. */
 void tandem_sysfs_dataset_del(struct tandem_dataset *ds)
 {
-	kobject_put(ds->counters_kobj);
-	kobject_del(&ds->kobj);
-	kobject_put(&ds->kobj);
+	kobject_del(&ds->sysfs->kobj);
+	kobject_put(&ds->sysfs->kobj);
 }
 
 int tandem_sysfs_init(void)

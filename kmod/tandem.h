@@ -19,7 +19,7 @@
 
 #include "uapi/tandem.h"
 
-#define TANDEM_VERSION		"0.1.0"
+#define TANDEM_VERSION		"0.2.0"
 /* cxl_node values besides a node id */
 #define TANDEM_NODE_AUTO	(-1)
 #define TANDEM_NODE_NONE	(-2)
@@ -29,57 +29,79 @@
 #define TANDEM_STEER_KBPS_MAX		(100U << 20)
 
 /*
- * A registered file. The registry holds one reference, the steering queue
- * one while the file is queued, the worker one while it works on it. The
- * last put (process context only) unpins the path and frees after an RCU
- * grace period, because the page-cache probe looks files up under RCU.
+ * Locks, outermost first:
+ *   tandem.lock (mutex)      the registry: the datasets xarray, each
+ *                            dataset's files rbtree and counts, ->dead,
+ *                            ->prefetch; config changes (cxl_node, and
+ *                            ->node of a dataset); tandem.exiting
+ *   tandem_steer_lock (spin) the steering queue (steer.c) and the fields
+ *                            of a file marked "steer lock" below
+ * Lockless readers (the page-cache probes under RCU, sysfs shows, the
+ * steering worker) use READ_ONCE on the fields marked "READ_ONCE".
+ *
+ * A registered file. The dataset's rbtree holds one reference, the
+ * steering queue one while the file is queued, the worker and prefetch one
+ * each while they use it, a walk (tandem_dataset_walk()) one per file of
+ * its batch. The last put (process context only) unpins the path, drops
+ * the dataset reference and frees the file after an RCU grace period,
+ * because the page-cache probes find files under RCU.
  */
 struct tandem_file {
-	struct rb_node node;		/* in dataset->files, by (dev, ino) */
-	struct hlist_node hash;		/* tandem_inode_hash, by inode (RCU) */
-	struct list_head work;		/* on the steering queue; tandem_steer_lock */
-	struct tandem_dataset *ds;	/* holds a reference on ds->kobj */
+	struct rb_node node;		/* in dataset->files, by (dev, ino); tandem.lock */
+	struct hlist_node hash;		/* tandem_inode_hash, by inode (RCU); tandem.lock */
+	struct list_head work;		/* on the steering queue; steer lock */
+	struct tandem_dataset *ds;	/* holds a reference; set once at insertion */
 	struct path path;		/* pins the dentry and the mount */
 	struct inode *inode;
 	dev_t dev;
 	u64 ino;
 	refcount_t ref;
-	/* under tandem_steer_lock */
-	pgoff_t pend_start, pend_end;	/* page range to steer; start > end: none */
-	unsigned int retries;		/* requeues for locked folios, since progress */
-	bool queued;
-	bool dead;			/* unregistered: never queue again */
+	pgoff_t pend_start, pend_end;	/* page range to steer, start > end: none; steer lock */
+	unsigned int retries;		/* requeues for locked folios since progress; worker only */
+	bool queued;			/* steer lock */
+	bool dead;			/* unregistered, never queued again; steer lock, READ_ONCE */
 	struct rcu_head rcu;
 };
 
 struct tandem_prefetch;
+struct tandem_dataset_sysfs;
 
+/*
+ * A dataset, the runtime object. References: the registry (from add to
+ * del), each file, a prefetch, its sysfs directory, and anyone who uses it
+ * after dropping tandem.lock (netlink replies). The last put frees it after
+ * an RCU grace period: a probe that found one of its files under RCU may
+ * still read it. Its sysfs directory is a separate object
+ * (struct tandem_dataset_sysfs, sysfs.c) that only points here.
+ */
 struct tandem_dataset {
-	struct kobject kobj;		/* /sys/kernel/tandem/datasets/<id> */
-	struct kobject *counters_kobj;	/* datasets/<id>/counters/ */
-	u32 id;
-	char name[TANDEM_NAME_MAX];
-	struct rb_root files;
-	u32 nr_files;
-	bool dead;			/* deleted; sysfs may still be draining */
-	int node;			/* own target node, or -1: tandem.cxl_node */
-	atomic_t steer_queued;		/* files of this dataset on the queue/worker */
-	unsigned long full_until;	/* jiffies: the target reclaimed our pages */
+	refcount_t ref;
+	u32 id;				/* constant */
+	char name[TANDEM_NAME_MAX];	/* constant */
+	struct rb_root files;		/* tandem.lock */
+	u32 nr_files;			/* tandem.lock */
+	bool dead;			/* deleted, files gone; tandem.lock */
+	int node;			/* own target, -1: tandem.cxl_node; tandem.lock, READ_ONCE */
+	atomic_t steer_queued;		/* files queued or being steered (steer.c) */
+	unsigned long full_until;	/* jiffies: the target reclaimed our pages; READ/WRITE_ONCE */
 	atomic64_t cnt[__TANDEM_CNT_MAX];
 	struct tandem_prefetch *prefetch;	/* last prefetch; tandem.lock */
+	struct tandem_dataset_sysfs *sysfs;	/* datasets/<id>/; set at add, tandem.lock */
+	struct rcu_head rcu;
 };
 
+/* Knobs are written under tandem.lock and read with READ_ONCE (probes, workers). */
 struct tandem_state {
-	struct mutex lock;		/* registry, datasets, config */
-	struct xarray datasets;		/* id -> struct tandem_dataset */
-	u32 nr_datasets;
-	u32 nr_files;
-	int cxl_node;			/* node id or TANDEM_NODE_NONE */
-	char cxl_reason[TANDEM_REASON_LEN];
-	bool steer;
-	u32 prefetch_kbps;
-	u32 steer_kbps;
-	bool exiting;			/* unloading: refuse state changes */
+	struct mutex lock;		/* see the top of the file */
+	struct xarray datasets;		/* id -> dataset (registry reference); tandem.lock */
+	u32 nr_datasets;		/* tandem.lock, READ_ONCE */
+	u32 nr_files;			/* tandem.lock, READ_ONCE */
+	int cxl_node;			/* node id or TANDEM_NODE_NONE; tandem.lock, READ_ONCE */
+	char cxl_reason[TANDEM_REASON_LEN];	/* tandem.lock */
+	bool steer;			/* tandem.lock, READ_ONCE */
+	u32 prefetch_kbps;		/* tandem.lock, READ_ONCE */
+	u32 steer_kbps;			/* tandem.lock, READ_ONCE */
+	bool exiting;			/* unloading: refuse state changes; tandem.lock, READ_ONCE */
 	struct kobject *root_kobj;
 	struct kobject *datasets_kobj;
 };
@@ -97,12 +119,22 @@ int tandem_node_set(int nid, const char **why);	/* caller holds tandem.lock */
 /* registry.c */
 int tandem_registry_init(void);
 void tandem_registry_exit(void);
-struct tandem_dataset *tandem_dataset_find(u32 id);
+struct tandem_dataset *tandem_dataset_find(u32 id);	/* tandem.lock held */
+void tandem_dataset_get(struct tandem_dataset *ds);
+void tandem_dataset_put(struct tandem_dataset *ds);
 int tandem_dataset_add(const char *name, u32 *id);
 int tandem_dataset_del(u32 id);
 bool tandem_dataset_name_valid(const char *name);
-u64 tandem_dataset_pages_cached(struct tandem_dataset *ds);
-u64 tandem_dataset_bytes(struct tandem_dataset *ds);
+
+/* What a dataset's files hold now, from tandem_dataset_usage(). */
+struct tandem_usage {
+	u64 bytes;		/* sum of file sizes */
+	u64 pages_cached;	/* pages in the page cache (mapping->nrpages) */
+	u64 *node_pages;	/* [nr_node_ids] cached pages per node, or NULL: not walked */
+};
+int tandem_dataset_walk(struct tandem_dataset *ds,
+			void (*fn)(struct tandem_file *f, void *arg), void *arg);
+void tandem_dataset_usage(struct tandem_dataset *ds, struct tandem_usage *u);
 struct tandem_file *tandem_file_alloc(const char *pathname, int *err);
 int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f);
 void tandem_file_remove(struct tandem_dataset *ds, struct tandem_file *f);
@@ -123,7 +155,7 @@ void tandem_steer_file_del(struct tandem_file *f);	/* tandem.lock held */
 void tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t end);
 int tandem_dataset_target_node(struct tandem_dataset *ds);
 int tandem_steer_dataset(struct tandem_dataset *ds);	/* tandem.lock held */
-void tandem_dataset_node_pages(struct tandem_dataset *ds, u64 *pages, int nr);
+void tandem_file_node_pages(struct tandem_file *f, struct tandem_usage *u);
 struct workqueue_struct *tandem_workqueue(void);
 void tandem_file_get(struct tandem_file *f);
 void tandem_file_put(struct tandem_file *f);
@@ -136,8 +168,9 @@ struct tandem_prefetch_info {
 int tandem_prefetch_start(struct tandem_dataset *ds, struct tandem_file **files, int n,
 			  u32 kbps);	/* tandem.lock held; takes the file references */
 int tandem_prefetch_cancel(struct tandem_dataset *ds);	/* tandem.lock held */
-void tandem_prefetch_info(struct tandem_dataset *ds, struct tandem_prefetch_info *info);
-void tandem_prefetch_release(struct tandem_dataset *ds);	/* dataset going away */
+void tandem_prefetch_info(struct tandem_dataset *ds,
+			  struct tandem_prefetch_info *info);	/* tandem.lock held */
+void tandem_prefetch_release(struct tandem_dataset *ds);	/* dataset deleted; takes tandem.lock */
 void tandem_prefetch_stop_all(void);
 extern const char *const tandem_counter_names[__TANDEM_CNT_MAX];
 

@@ -59,8 +59,10 @@ static int find_arch(struct tp_dataset *d, const char *name, const char *onnx, c
 	struct tp_arch *a;
 	int err;
 
+	snprintf(path, sizeof(path), "%s/%s", onnx[0] == '/' ? "" : dir, onnx);
 	for (int i = 0; i < d->narchs; i++)
-		if (!strcmp(d->archs[i].name, name))
+		if (!strcmp(d->archs[i].name, name) &&
+		    !strncmp(d->archs[i].path, onnx[0] == '/' ? onnx : path, sizeof(a->path) - 1))
 			return i;
 	if (d->narchs == d->cap_archs) {
 		int ncap = d->cap_archs ? 2 * d->cap_archs : 64;
@@ -74,8 +76,16 @@ static int find_arch(struct tp_dataset *d, const char *name, const char *onnx, c
 	a = &d->archs[d->narchs];
 	memset(a, 0, sizeof(*a));
 	snprintf(a->name, sizeof(a->name), "%s", name);
-	snprintf(path, sizeof(path), "%s/%s", onnx[0] == '/' ? "" : dir, onnx);
-	err = tp_graph_load_onnx(onnx[0] == '/' ? onnx : path, &a->g);
+	if (strlen(onnx[0] == '/' ? onnx : path) >= sizeof(a->path))
+		return tp_fail(-ENAMETOOLONG, "ONNX path too long: %s", onnx);
+	memcpy(a->path, onnx[0] == '/' ? onnx : path, strlen(onnx[0] == '/' ? onnx : path) + 1);
+	a->group = d->narchs;
+	for (int i = 0; i < d->narchs; i++)
+		if (!strcmp(d->archs[i].name, name)) {
+			a->group = d->archs[i].group;
+			break;
+		}
+	err = tp_graph_load_onnx(a->path, &a->g);
 	if (err)
 		return err;
 	return d->narchs++;
@@ -130,24 +140,45 @@ static int add_run(struct tp_dataset *d, char *line, const int *col, const char 
 	return 0;
 }
 
-static void comment(struct tp_dataset *d, const char *line)
+/* "# device: NAME; units U; clock_ghz C; mem_bw_gbs B[; ...]" */
+static void device_line(struct tp_device *dev, const char *s)
+{
+	static const char *const keys[TP_DEV_FEATS] = { "units ", "clock_ghz ", "mem_bw_gbs " };
+	size_t n = strcspn(s, ";\r\n");
+
+	memset(dev, 0, sizeof(*dev));
+	snprintf(dev->name, sizeof(dev->name), "%.*s", (int)(n < 95 ? n : 95), s);
+	for (int k = 0; k < TP_DEV_FEATS; k++) {
+		const char *p = strstr(s, keys[k]);
+
+		dev->feat[k] = p ? atof(p + strlen(keys[k])) : 0;
+	}
+}
+
+static void comment(struct tp_dataset *d, const char *line, struct tp_device *dev)
 {
 	if (!strncmp(line, "# machine: ", 11)) {
 		snprintf(d->machine, sizeof(d->machine), "%s", line + 11);
 		d->machine[strcspn(d->machine, "\r\n")] = '\0';
+		if (!dev->name[0])	/* older CSVs: the CPU model, as device.c names it */
+			snprintf(dev->name, sizeof(dev->name), "%.*s",
+				 (int)strcspn(d->machine, ";"), d->machine);
+	} else if (!strncmp(line, "# device: ", 10)) {
+		device_line(dev, line + 10);
 	}
 }
 
-static int read_csv(struct tp_dataset *d, FILE *f, const char *dir)
+static int read_csv(struct tp_dataset *d, FILE *f, const char *dir, struct tp_device *dev)
 {
-	int col[C_NUM], have_header = 0, lineno = 0, err = 0;
+	int col[C_NUM], have_header = 0, lineno = 0, err = 0, nruns = d->nruns;
 	char *line = NULL;
 	size_t cap = 0;
 
+	memset(dev, 0, sizeof(*dev));
 	while (!err && getline(&line, &cap, f) > 0) {
 		lineno++;
 		if (line[0] == '#')
-			comment(d, line);
+			comment(d, line, dev);
 		else if (line[0] == '\n' || line[0] == '\r')
 			continue;
 		else if (!have_header)
@@ -156,7 +187,7 @@ static int read_csv(struct tp_dataset *d, FILE *f, const char *dir)
 			err = add_run(d, line, col, dir, lineno);
 	}
 	free(line);
-	if (!err && !d->nruns)
+	if (!err && d->nruns == nruns)
 		err = tp_fail(-EINVAL, "runs CSV has no runs");
 	return err;
 }
@@ -184,40 +215,59 @@ static int index_runs(struct tp_dataset *d)
 	return 0;
 }
 
-int tp_dataset_load(const char *csv, struct tp_dataset **out)
+static int load_csv(struct tp_dataset *d, const char *csv)
 {
-	struct tp_dataset *d;
-	char *dup, *dir;
+	struct tp_device dev;
+	char *dup = strdup(csv), msg[400];
 	FILE *f;
 	int err;
 
-	tp_clear_error();
-	d = calloc(1, sizeof(*d));
-	dup = strdup(csv);
-	if (!d || !dup) {
-		free(d);
-		free(dup);
+	if (!dup)
 		return tp_fail(-ENOMEM, "out of memory");
-	}
-	dir = dirname(dup);
 	f = fopen(csv, "r");
 	if (!f) {
 		err = tp_fail(-errno, "%s: %s", csv, strerror(errno));
 		goto out_free;
 	}
-	err = read_csv(d, f, dir);
+	err = read_csv(d, f, dirname(dup), &dev);
 	fclose(f);
-	if (!err)
-		err = index_runs(d);
-	if (err)
-		goto out_free;
-	free(dup);
-	*out = d;
-	return 0;
+	if (err) {
+		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
+		err = tp_fail(err, "%s: %s", csv, msg);
+	} else if (!d->dev.name[0]) {
+		d->dev = dev;
+	} else if (strcmp(d->dev.name, dev.name)) {
+		d->mixed_devices = true;
+	}
 out_free:
 	free(dup);
-	tp_dataset_free(d);
 	return err;
+}
+
+int tp_dataset_load_many(const char *const *csv, int n, struct tp_dataset **out)
+{
+	struct tp_dataset *d;
+	int err = 0;
+
+	tp_clear_error();
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return tp_fail(-ENOMEM, "out of memory");
+	for (int i = 0; i < n && !err; i++)
+		err = load_csv(d, csv[i]);
+	if (!err)
+		err = index_runs(d);
+	if (err) {
+		tp_dataset_free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+int tp_dataset_load(const char *csv, struct tp_dataset **out)
+{
+	return tp_dataset_load_many(&csv, 1, out);
 }
 
 void tp_dataset_free(struct tp_dataset *d)

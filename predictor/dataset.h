@@ -13,7 +13,9 @@ struct tp_run {
 
 struct tp_arch {
 	char name[64];
+	char path[512];		/* the ONNX file: one architecture per graph */
 	struct tp_graph *g;
+	int group;		/* first architecture of the same name: held out together */
 	int run0, nruns;	/* range in tp_dataset.by_arch */
 };
 
@@ -24,6 +26,8 @@ struct tp_dataset {
 	int nruns, cap_runs;
 	int *by_arch;		/* run indices grouped by architecture */
 	char machine[128];	/* from the "# machine:" comment */
+	struct tp_device dev;	/* from "# device:" (else the machine's first field) */
+	bool mixed_devices;	/* CSVs of different devices */
 };
 
 #endif

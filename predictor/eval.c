@@ -43,8 +43,12 @@ static int ernest_arch(const struct tp_dataset *d, int *runs, int nr, int points
 		       bool *fitted)
 {
 	double s[64], mm[64], t[64], th[4];
-	int k = points < nr ? points : nr, err;
+	int k = points < nr - 1 ? points : nr - 1, err;	/* one run left to score at least */
 
+	/* one point cannot fit Ernest's model: an architecture with fewer than
+	 * 3 runs (the biggest 224x224 ones) is not scored against Ernest */
+	if (k < 2)
+		k = nr;
 	qsort_r(runs, nr, sizeof(*runs), cmp_batch, (void *)d);
 	for (int i = 0; i < k && i < 64; i++) {
 		const struct tp_run *r = &d->runs[runs[i]];
@@ -66,7 +70,21 @@ static int ernest_arch(const struct tp_dataset *d, int *runs, int nr, int points
 struct cv_acc {
 	double ape_ours_all, ape_ours, ape_ernest, ape_ernest_loo;
 	int n_all, n_eval;
+	struct tp_eval_res by_res[TP_EVAL_MAX_RES];	/* sums until tp_eval_cv ends */
+	int nres;
 };
+
+/* The per-resolution accumulator of an architecture's runs. */
+static struct tp_eval_res *res_acc(struct cv_acc *acc, double res)
+{
+	for (int i = 0; i < acc->nres; i++)
+		if (fabs(acc->by_res[i].res - res) < 0.5)
+			return &acc->by_res[i];
+	if (acc->nres == TP_EVAL_MAX_RES)
+		return &acc->by_res[TP_EVAL_MAX_RES - 1];	/* lumped */
+	acc->by_res[acc->nres].res = res;
+	return &acc->by_res[acc->nres++];
+}
 
 /* Ernest's most favourable use: run k predicted from all the architecture's
  * other runs (interpolation as well as extrapolation). runs: [nr] */
@@ -108,6 +126,7 @@ static int score_arch(struct tp_model *m, const struct tp_dataset *d, int a, int
 		      struct cv_acc *acc, FILE *per_arch)
 {
 	const struct tp_arch *ar = &d->archs[a];
+	struct tp_eval_res *rr = res_acc(acc, ar->g->stats.input_res);
 	int nr = ar->nruns < 64 ? ar->nruns : 64, runs[64], ne = 0, err;
 	double ern[64], ours = 0, so = 0, se = 0, so_all = 0;
 	bool fitted[64];
@@ -135,6 +154,11 @@ static int score_arch(struct tp_model *m, const struct tp_dataset *d, int a, int
 	acc->ape_ours += so;
 	acc->ape_ernest += se;
 	acc->n_eval += ne;
+	rr->runs += nr;
+	rr->eval_runs += ne;
+	rr->mape_ours_all += so_all;
+	rr->mape_ours += so;
+	rr->mape_ernest += se;
 	if (per_arch && !err)
 		fprintf(per_arch, "%-22s runs %d  ours(all) %6.1f%%  ours(eval) %6.1f%%  "
 			"ernest(eval) %6.1f%%\n", ar->name, nr, 100 * so_all / nr,
@@ -159,6 +183,24 @@ static void assign_folds(int narchs, int folds, uint64_t seed, int *fold)
 	for (int i = 0; i < narchs; i++)
 		fold[perm ? perm[i] : i] = i % folds;
 	free(perm);
+}
+
+/* Folds of whole groups: an architecture profiled at several resolutions
+ * (one name, several graphs) is held out at all of them together. */
+static void assign_group_folds(const struct tp_dataset *d, int folds, uint64_t seed, int *fold)
+{
+	assign_folds(d->narchs, folds, seed, fold);
+	for (int a = 0; a < d->narchs; a++)
+		fold[a] = fold[d->archs[a].group];
+}
+
+static int count_groups(const struct tp_dataset *d)
+{
+	int n = 0;
+
+	for (int a = 0; a < d->narchs; a++)
+		n += d->archs[a].group == a;
+	return n;
 }
 
 static int run_fold(const struct tp_dataset *d, const struct tp_model_config *cfg,
@@ -195,13 +237,13 @@ int tp_eval_cv(const struct tp_dataset *d, const struct tp_model_config *cfg,
 	tp_clear_error();
 	if (!fold)
 		return tp_fail(-ENOMEM, "out of memory");
-	if (folds <= 0 || folds > d->narchs)
-		folds = d->narchs;
+	if (folds <= 0 || folds > count_groups(d))
+		folds = count_groups(d);
 	if (folds < 2 || points < 1) {
 		free(fold);
 		return tp_fail(-EINVAL, "need at least 2 folds and 1 Ernest fit point");
 	}
-	assign_folds(d->narchs, folds, o->seed, fold);
+	assign_group_folds(d, folds, o->seed, fold);
 	for (int f = 0; f < folds && !err; f++)
 		err = run_fold(d, cfg, o, fold, f, points, &acc, per_arch);
 	free(fold);
@@ -218,5 +260,14 @@ int tp_eval_cv(const struct tp_dataset *d, const struct tp_model_config *cfg,
 	res->mape_ernest = acc.n_eval ? 100 * acc.ape_ernest / acc.n_eval : NAN;
 	res->mape_ernest_loo = acc.n_all ? 100 * acc.ape_ernest_loo / acc.n_all : NAN;
 	res->train_seconds = now() - t0;
+	res->nres = acc.nres;
+	for (int i = 0; i < acc.nres; i++) {
+		struct tp_eval_res *r = &res->by_res[i];
+
+		*r = acc.by_res[i];
+		r->mape_ours_all = r->runs ? 100 * r->mape_ours_all / r->runs : NAN;
+		r->mape_ours = r->eval_runs ? 100 * r->mape_ours / r->eval_runs : NAN;
+		r->mape_ernest = r->eval_runs ? 100 * r->mape_ernest / r->eval_runs : NAN;
+	}
 	return 0;
 }

@@ -61,6 +61,7 @@ void tp_graph_free(struct tp_graph *g)
 		return;
 	free(g->prim);
 	free(g->shape);
+	free(g->ops);
 	csr_free(&g->pred);
 	csr_free(&g->succ);
 	csr_free(&g->vpred);
@@ -351,4 +352,14 @@ void tp_graph_prim_hist(const struct tp_graph *g, int hist[TP_NUM_PRIMS])
 	memset(hist, 0, TP_NUM_PRIMS * sizeof(*hist));
 	for (int v = 0; v < g->n; v++)
 		hist[g->prim[v]]++;
+}
+
+int tp_graph_num_op_types(const struct tp_graph *g)
+{
+	return g->nops;
+}
+
+const char *tp_graph_op_type(const struct tp_graph *g, int i)
+{
+	return i >= 0 && i < g->nops ? g->ops[i] : "";
 }

@@ -140,6 +140,14 @@ static int parse_line(struct text_graph *t, char *s, int lineno, int *header)
 		t->st.shapes_known = t->st.flops > 0;
 		return 0;
 	}
+	if (!strncmp(s, "flops_by ", 9)) {
+		double *f = t->st.flops_by;
+
+		if (sscanf(s + 9, "%lf %lf %lf %lf %lf", &f[0], &f[1], &f[2], &f[3], &f[4]) !=
+		    TP_FLOP_CLASSES)
+			return tp_fail(-EINVAL, "text graph line %d: bad flops_by", lineno);
+		return 0;
+	}
 	if (!strncmp(s, "node ", 5))
 		return parse_node_line(t, s, lineno);
 	return tp_fail(-EINVAL, "text graph line %d: unknown keyword", lineno);
@@ -195,9 +203,14 @@ int tp_graph_load_text(const char *path, struct tp_graph **out)
 
 int tp_graph_write_text(const struct tp_graph *g, FILE *f)
 {
+	const double *fb = g->stats.flops_by;
+
 	fprintf(f, "tandem-graph 1\n");
 	fprintf(f, "stats %.17g %.17g %.17g\n", g->stats.params, g->stats.flops,
 		g->stats.act_elems);
+	if (fb[0] || fb[1] || fb[2] || fb[3] || fb[4])
+		fprintf(f, "flops_by %.17g %.17g %.17g %.17g %.17g\n", fb[0], fb[1], fb[2], fb[3],
+			fb[4]);
 	for (int v = 0; v < g->n; v++) {
 		fprintf(f, "node %d %s %d %d %d %d", v, tp_prim_name(g->prim[v]),
 			g->shape[v][0], g->shape[v][1], g->shape[v][2], g->shape[v][3]);

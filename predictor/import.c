@@ -16,47 +16,17 @@
  * independently.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "onnx.h"
+#include "import.h"
 
 #define REP_MAX 256	/* GHN nodes one contracted tensor may stand for */
 
-enum tkind { T_UNDEF, T_ACT, T_PARAM, T_CONST };
-
-struct tinfo {
-	struct pb_str name;
-	uint8_t kind;
-	uint8_t trainable;	/* a parameter leaf used as a weight */
-	int32_t param;		/* T_PARAM: tensor id of the parameter leaf */
-	int rank;		/* -1 unknown */
-	int64_t dims[ONNX_MAX_RANK];
-	uint32_t rep0, nrep;	/* T_ACT: GHN nodes in builder.pool */
-};
-
-struct builder {
-	const struct onnx_model *m;
-	struct tinfo *t;
-	uint32_t nt, cap_t;
-	uint32_t *slot;		/* open-addressing hash of tensor names -> id + 1 */
-	uint32_t nslot;
-	uint8_t *prim;
-	int32_t (*shape)[4];
-	int n, cap_n;
-	int32_t (*edge)[2];
-	int ne, cap_e;
-	int32_t *pool;
-	uint32_t npool, cap_pool;
-	struct tp_graph_stats st;
-	int weighted, weighted_shaped;
-	double batch;
-};
-
-static int grow(void **p, int *cap, int n, size_t size)
+int tp_grow(void **p, int *cap, int n, size_t size)
 {
 	void *q;
 	int ncap;
@@ -73,6 +43,8 @@ static int grow(void **p, int *cap, int n, size_t size)
 	*cap = ncap;
 	return 0;
 }
+
+#define grow tp_grow
 
 static uint32_t hash_str(struct pb_str s)
 {
@@ -111,6 +83,8 @@ static int tensor_id(struct builder *b, struct pb_str name, int32_t *id)
 	b->t[b->nt].name = name;
 	b->t[b->nt].rank = -1;
 	b->t[b->nt].param = -1;
+	b->t[b->nt].vi = -1;
+	b->t[b->nt].nval = -1;
 	b->slot[h] = ++b->nt;
 	*id = (int32_t)b->nt - 1;
 	return 0;
@@ -124,7 +98,9 @@ static void set_shape(struct tinfo *t, const struct onnx_value *v)
 	memcpy(t->dims, v->dims, sizeof(t->dims));
 }
 
-static double elems(const struct tinfo *t)
+#define elems tp_tensor_elems
+
+double tp_tensor_elems(const struct tinfo *t)
 {
 	double e = 1;
 
@@ -368,9 +344,23 @@ static void node_shape(const struct builder *b, const struct onnx_node *nd,
 		shape[i] = d[i] > 0 && d[i] < INT32_MAX ? (int32_t)d[i] : 0;
 }
 
-/* Multiply-adds x 2 of the matrix products in one op (0 when unknown). */
+/* The enum tp_flop_class of a Conv with weight w [out, in / group, k...]. */
+static int conv_class(struct builder *b, const struct onnx_node *nd, const struct tinfo *w)
+{
+	const struct onnx_attr *g = onnx_attr_find(b->m, nd, "group");
+	double kernel = 1;
+
+	if (g && g->i > 1)
+		return TP_FLOPS_GROUP;
+	for (int i = 2; i < w->rank; i++)
+		kernel *= (double)w->dims[i];
+	return kernel == 1 ? TP_FLOPS_CONV1 : TP_FLOPS_CONVK;
+}
+
+/* Multiply-adds x 2 of the matrix products in one op (0 when unknown);
+ * *cls: their enum tp_flop_class. */
 static double op_flops(struct builder *b, const struct onnx_node *nd, const struct op_class *c,
-		       const int32_t *in, int nin, const struct tinfo *out)
+		       const int32_t *in, int nin, const struct tinfo *out, int *cls)
 {
 	const struct tinfo *w = c->w >= 0 ? &b->t[c->w] : NULL;
 	bool conv = c->prim == TP_CONV || c->prim == TP_SEP_CONV || c->prim == TP_DIL_CONV;
@@ -381,9 +371,11 @@ static double op_flops(struct builder *b, const struct onnx_node *nd, const stru
 		if (eo < 0 || ew < 0 || w->rank < 1)
 			return 0;
 		b->weighted_shaped++;
-		if (pb_str_eq(nd->op_type, "Conv") || pb_str_eq(nd->op_type, "ConvTranspose"))
+		*cls = TP_FLOPS_LINEAR;
+		if (pb_str_eq(nd->op_type, "Conv") || pb_str_eq(nd->op_type, "ConvTranspose")) {
 			k = w->dims[0] ? ew / (double)w->dims[0] : 0;
-		else if (pb_str_eq(nd->op_type, "Gather"))
+			*cls = conv_class(b, nd, w);
+		} else if (pb_str_eq(nd->op_type, "Gather"))
 			k = 0;	/* a lookup, no products */
 		else if (pb_str_eq(nd->op_type, "MatMul") && c->wi == 1 && w->rank >= 2)
 			k = (double)w->dims[w->rank - 2];
@@ -399,6 +391,7 @@ static double op_flops(struct builder *b, const struct onnx_node *nd, const stru
 	if (pb_str_eq(nd->op_type, "MatMul") && nin == 2 && in[0] >= 0 && eo >= 0) {
 		const struct tinfo *a = &b->t[in[0]];
 
+		*cls = TP_FLOPS_MATMUL;
 		if (a->rank >= 1 && a->dims[a->rank - 1] >= 0)
 			return 2.0 * eo * (double)a->dims[a->rank - 1];
 	}
@@ -406,28 +399,17 @@ static double op_flops(struct builder *b, const struct onnx_node *nd, const stru
 }
 
 /* Static op: outputs derive from a parameter (first one) or constants. */
-static int static_outputs(struct builder *b, const struct onnx_node *nd, const int32_t *in,
-			  int nin)
+static void static_outputs(struct builder *b, const int32_t *in, int nin, const int32_t *out,
+			   int nout, bool shape_op)
 {
-	int p = first_param(b, in, nin);
+	int p = shape_op ? -1 : first_param(b, in, nin);
 
-	for (uint32_t o = 0; o < nd->nout; o++) {
-		struct pb_str name = b->m->strs[nd->out0 + o];
-		int32_t id;
-		int err;
-
-		if (!name.n)
+	for (int o = 0; o < nout; o++) {
+		if (out[o] < 0)
 			continue;
-		err = tensor_id(b, name, &id);
-		if (err)
-			return err;
-		if (b->t[id].kind != T_UNDEF)
-			return tp_fail(-EBADMSG, "ONNX tensor '%.*s' is produced twice",
-				       (int)name.n, name.p);
-		b->t[id].kind = p >= 0 ? T_PARAM : T_CONST;
-		b->t[id].param = p >= 0 ? b->t[in[p]].param : -1;
+		b->t[out[o]].kind = p >= 0 ? T_PARAM : T_CONST;
+		b->t[out[o]].param = p >= 0 ? b->t[in[p]].param : -1;
 	}
-	return 0;
 }
 
 static int node_inputs(struct builder *b, const struct onnx_node *nd, int32_t *in, int *nin,
@@ -455,29 +437,38 @@ static int node_inputs(struct builder *b, const struct onnx_node *nd, int32_t *i
 	return 0;
 }
 
-/* Outputs of an activation op: activations standing for `rep`. */
-static int act_outputs(struct builder *b, const struct onnx_node *nd, const int32_t *rep,
-		       int k, int32_t *out0)
+#define T_PENDING 4	/* an output of the node being processed */
+
+/* Tensor ids of the node's outputs (-1: omitted), each produced once. */
+static int node_outputs(struct builder *b, const struct onnx_node *nd, int32_t *out)
 {
-	*out0 = -1;
 	for (uint32_t o = 0; o < nd->nout; o++) {
 		struct pb_str name = b->m->strs[nd->out0 + o];
-		int32_t id;
 		int err;
 
+		out[o] = -1;
 		if (!name.n)
 			continue;
-		err = tensor_id(b, name, &id);
+		err = tensor_id(b, name, &out[o]);
 		if (err)
 			return err;
-		if (b->t[id].kind != T_UNDEF)
+		if (b->t[out[o]].kind != T_UNDEF)
 			return tp_fail(-EBADMSG, "ONNX tensor '%.*s' is produced twice",
 				       (int)name.n, name.p);
-		err = set_rep(b, id, rep, (uint32_t)k);
+		b->t[out[o]].kind = T_PENDING;
+	}
+	return 0;
+}
+
+/* Outputs of an activation op: activations standing for `rep`. */
+static int act_outputs(struct builder *b, const int32_t *out, int nout, const int32_t *rep,
+		       int k)
+{
+	for (int o = 0; o < nout; o++) {
+		int err = out[o] >= 0 ? set_rep(b, out[o], rep, (uint32_t)k) : 0;
+
 		if (err)
 			return err;
-		if (*out0 < 0)
-			*out0 = id;
 	}
 	return 0;
 }
@@ -516,44 +507,112 @@ static int emit_node(struct builder *b, const struct onnx_node *nd, const struct
 	return err;
 }
 
-static int process_node(struct builder *b, const struct onnx_node *nd, int32_t *in,
-			int32_t *preds)
+/* The declared shape (value_info or graph output) of a tensor inference
+ * left unknown, unless the caller asked for inference alone. */
+static void fallback_shapes(struct builder *b, const int32_t *out, int nout)
 {
-	struct op_class c;
-	int nin, nact, k, err;
-	int32_t out0, rep;
+	for (int o = 0; o < nout; o++) {
+		struct tinfo *t = out[o] >= 0 ? &b->t[out[o]] : NULL;
 
-	if (nd->nin > 4 * REP_MAX)
-		return tp_fail(-E2BIG, "ONNX node with %u inputs", nd->nin);
+		if (!t || t->vi < 0 || sc_known(t) || (b->flags & TP_IMPORT_NO_VALUE_INFO))
+			continue;
+		t->rank = -1;
+		set_shape(t, &b->m->vals[t->vi_kind][t->vi]);
+	}
+}
+
+/* BatchNorm in inference form, or a convolution whose weight the exporter
+ * made by folding one in (torch names those "onnx::Conv_N"): an eval-mode
+ * export, which has lost its BatchNorm nodes. */
+static void check_eval_mode(struct builder *b, const struct onnx_node *nd, const int32_t *in,
+			    int nin)
+{
+	if (pb_str_eq(nd->op_type, "BatchNormalization")) {
+		const struct onnx_attr *tm = onnx_attr_find(b->m, nd, "training_mode");
+
+		if (b->m->opset >= 14 ? !(tm && tm->i) : nd->nout == 1)
+			b->st.eval_bn++;
+	} else if ((pb_str_eq(nd->op_type, "Conv") || pb_str_eq(nd->op_type, "ConvTranspose")) &&
+		   nin >= 2 && in[1] >= 0 && b->t[in[1]].kind == T_PARAM) {
+		struct pb_str w = b->t[b->t[in[1]].param].name;
+
+		if (w.n > 6 && !memcmp(w.p, "onnx::", 6))
+			b->st.folded_bn++;
+	}
+}
+
+static void count_activation(struct builder *b, const struct onnx_node *nd, int32_t out0)
+{
+	const struct tinfo *t = &b->t[out0];
+
+	if (elems(t) >= 0) {
+		b->st.act_elems += elems(t);
+		return;
+	}
+	if (!b->st.unresolved++)
+		snprintf(b->st.unresolved_at, sizeof(b->st.unresolved_at), "%.*s '%.*s'",
+			 (int)(nd->op_type.n < 24 ? nd->op_type.n : 24), nd->op_type.p,
+			 (int)(t->name.n < 32 ? t->name.n : 32), t->name.p);
+}
+
+/* Shape and Size read no values: their outputs are constants. */
+static bool is_shape_op(const struct onnx_node *nd)
+{
+	return pb_str_eq(nd->op_type, "Shape") || pb_str_eq(nd->op_type, "Size");
+}
+
+static int process_node(struct builder *b, const struct onnx_node *nd, int32_t *in,
+			int32_t *out, int32_t *preds)
+{
+	struct sctx sc = { b, nd, in, 0, out, (int)nd->nout };
+	struct op_class c;
+	int nin, nact, k, err, cls = TP_FLOPS_LINEAR;
+	double f;
+	int32_t rep;
+
+	if (nd->nin > 4 * REP_MAX || nd->nout > 4 * REP_MAX)
+		return tp_fail(-E2BIG, "ONNX node with %u inputs and %u outputs", nd->nin,
+			       nd->nout);
 	err = node_inputs(b, nd, in, &nin, &nact);
+	if (!err)
+		err = node_outputs(b, nd, out);
+	sc.nin = nin;
+	if (!err)
+		err = tp_infer_node(&sc);
 	if (err)
 		return err;
-	if (!nact)
-		return static_outputs(b, nd, in, nin);
+	fallback_shapes(b, out, sc.nout);
+	check_eval_mode(b, nd, in, nin);
+	if (!nact || is_shape_op(nd)) {
+		static_outputs(b, in, nin, out, sc.nout, is_shape_op(nd));
+		return 0;
+	}
 	c = classify(b, nd, in, nin, nact);
 	mark_trainable(b, nd, in, nin);
 	err = gather_preds(b, in, nin, preds, &k);
 	if (!err && c.prim >= 0)
 		err = emit_node(b, nd, &c, preds, k, &rep);
 	if (!err)
-		err = c.prim >= 0 ? act_outputs(b, nd, &rep, 1, &out0) :
-			act_outputs(b, nd, preds, k, &out0);
-	if (err || out0 < 0)
+		err = c.prim >= 0 ? act_outputs(b, out, sc.nout, &rep, 1) :
+			act_outputs(b, out, sc.nout, preds, k);
+	if (err || !sc.nout || out[0] < 0)
 		return err;
-	if (elems(&b->t[out0]) >= 0)
-		b->st.act_elems += elems(&b->t[out0]);
-	b->st.flops += op_flops(b, nd, &c, in, nin, &b->t[out0]);
+	count_activation(b, nd, out[0]);
+	f = op_flops(b, nd, &c, in, nin, &b->t[out[0]], &cls);
+	b->st.flops += f;
+	b->st.flops_by[cls] += f;
 	return 0;
 }
 
-static int builder_init(struct builder *b, const struct onnx_model *m)
+static int builder_init(struct builder *b, const struct onnx_model *m, unsigned flags)
 {
 	uint64_t names = (uint64_t)m->nstrs + 16;
 
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < ONNX_NKINDS; k++)
 		names += m->nvals[k];
 	memset(b, 0, sizeof(*b));
 	b->m = m;
+	b->flags = flags;
 	b->nslot = 64;
 	while (b->nslot < 2 * names)
 		b->nslot <<= 1;
@@ -572,11 +631,27 @@ static void builder_free(struct builder *b)
 	free(b->shape);
 	free(b->edge);
 	free(b->pool);
+	free(b->cv);
 }
 
-/* Shapes from every list; parameters from initializers, or - in a model
- * exported without them (export_params=False) - the graph inputs after the
- * first, which is the data. */
+/* A tensor the file gives: shape, type and (small ones) values. */
+static int declare_tensor(struct builder *b, const struct onnx_value *v, int32_t id)
+{
+	struct tinfo *t = &b->t[id];
+
+	set_shape(t, v);
+	if (v->dtype)
+		t->dtype = v->dtype;
+	if (v->nval >= 0 && t->nval < 0)
+		return sc_set_vals(b, t, b->m->cvals + v->val0, v->nval);
+	return 0;
+}
+
+/* Shapes of inputs and initializers; the declared shapes of the others
+ * (value_info, outputs) are only a fallback for what inference leaves
+ * unknown. Parameters are the initializers, or - in a model exported
+ * without them (export_params=False) - the graph inputs after the first,
+ * which is the data. */
 static int declare_values(struct builder *b)
 {
 	const struct onnx_model *m = b->m;
@@ -584,20 +659,37 @@ static int declare_values(struct builder *b)
 	int32_t id;
 	int err;
 
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < ONNX_ATTR_T; k++)
 		for (uint32_t i = 0; i < m->nvals[k]; i++) {
 			if (!m->vals[k][i].name.n)
 				continue;
 			err = tensor_id(b, m->vals[k][i].name, &id);
 			if (err)
 				return err;
-			set_shape(&b->t[id], &m->vals[k][i]);
+			if (k == ONNX_OUTPUT || k == ONNX_VINFO) {
+				if (b->t[id].vi < 0 && m->vals[k][i].rank >= 0) {
+					b->t[id].vi = (int32_t)i;
+					b->t[id].vi_kind = (uint8_t)k;
+				}
+				continue;
+			}
+			err = declare_tensor(b, &m->vals[k][i], id);
+			if (err)
+				return err;
 			if (k == ONNX_INIT || (k == ONNX_INPUT && !has_init && i > 0)) {
 				b->t[id].kind = T_PARAM;
 				b->t[id].param = id;
 			}
 		}
 	return 0;
+}
+
+static void data_input_stats(struct builder *b, const struct tinfo *t)
+{
+	if (t->rank > 0 && t->dims[0] > 0)
+		b->batch = (double)t->dims[0];
+	if (t->rank == 4 && t->dims[2] > 0 && t->dims[3] > 0)	/* [N, C, H, W] */
+		b->st.input_res = sqrt((double)t->dims[2] * (double)t->dims[3]);
 }
 
 static int data_inputs(struct builder *b)
@@ -620,8 +712,8 @@ static int data_inputs(struct builder *b)
 			err = set_rep(b, id, &v, 1);
 		if (err)
 			return err;
-		if (!ndata++ && b->t[id].rank > 0 && b->t[id].dims[0] > 0)
-			b->batch = (double)b->t[id].dims[0];
+		if (!ndata++)
+			data_input_stats(b, &b->t[id]);
 	}
 	if (!ndata)
 		return tp_fail(-EINVAL, "ONNX graph has no data input (every input is a parameter)");
@@ -634,21 +726,79 @@ static void finish_stats(struct builder *b, uint32_t onnx_nodes)
 		if (b->t[i].trainable && elems(&b->t[i]) > 0)
 			b->st.params += elems(&b->t[i]);
 	b->st.flops /= b->batch;
+	for (int k = 0; k < TP_FLOP_CLASSES; k++)
+		b->st.flops_by[k] /= b->batch;
 	b->st.act_elems /= b->batch;
 	b->st.onnx_nodes = onnx_nodes;
-	b->st.shapes_known = b->weighted > 0 && b->weighted_shaped == b->weighted;
+	b->st.shapes_known = b->weighted > 0 && b->weighted_shaped == b->weighted &&
+		!b->st.unresolved;
 }
 
-static int import_model(const struct onnx_model *m, struct tp_graph **out)
+/* The distinct op types of the model, for the out-of-distribution check. */
+static int collect_op_types(const struct onnx_model *m, struct tp_graph *g)
 {
-	int32_t *in = malloc(4 * REP_MAX * sizeof(*in)), *preds = malloc(REP_MAX * sizeof(*preds));
+	for (uint32_t i = 0; i < m->nnodes; i++) {
+		struct pb_str op = m->nodes[i].op_type;
+		int k = 0;
+
+		while (k < g->nops && !pb_str_eq(op, g->ops[k]))
+			k++;
+		if (k < g->nops || op.n >= sizeof(g->ops[0]))
+			continue;
+		if (!(g->nops & (g->nops + 1))) {	/* 0, 1, 3, 7, ...: double */
+			void *p = realloc(g->ops, 2 * (g->nops + 1) * sizeof(g->ops[0]));
+
+			if (!p)
+				return tp_fail(-ENOMEM, "out of memory importing ONNX");
+			g->ops = p;
+		}
+		memcpy(g->ops[g->nops], op.p, op.n);
+		g->ops[g->nops++][op.n] = '\0';
+	}
+	return 0;
+}
+
+/* Shapes of every node output, in node order, into dump (tests). */
+static int dump_shapes(const struct builder *b, struct onnx_value **dump, uint32_t *n)
+{
+	const struct onnx_model *m = b->m;
+	uint32_t k = 0;
+
+	*dump = calloc(m->nstrs + 1, sizeof(**dump));
+	if (!*dump)
+		return tp_fail(-ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < m->nnodes; i++)
+		for (uint32_t o = 0; o < m->nodes[i].nout; o++) {
+			struct pb_str name = m->strs[m->nodes[i].out0 + o];
+			uint32_t h = hash_str(name) & (b->nslot - 1);
+
+			if (!name.n)
+				continue;
+			while (b->slot[h] && !str_same(b->t[b->slot[h] - 1].name, name))
+				h = (h + 1) & (b->nslot - 1);
+			if (!b->slot[h])
+				continue;
+			(*dump)[k].name = name;
+			(*dump)[k].rank = b->t[b->slot[h] - 1].rank;
+			memcpy((*dump)[k].dims, b->t[b->slot[h] - 1].dims, sizeof((*dump)[k].dims));
+			k++;
+		}
+	*n = k;
+	return 0;
+}
+
+static int import_model(const struct onnx_model *m, unsigned flags, struct tp_graph **out,
+			struct onnx_value **dump, uint32_t *ndump)
+{
+	int32_t *in = malloc(4 * REP_MAX * sizeof(*in)), *outs = malloc(4 * REP_MAX * sizeof(*in));
+	int32_t *preds = malloc(REP_MAX * sizeof(*preds));
 	struct builder b;
 	int err;
 
-	err = builder_init(&b, m);
+	err = builder_init(&b, m, flags);
 	if (err)
 		goto out_free;
-	if (!in || !preds) {
+	if (!in || !outs || !preds) {
 		err = tp_fail(-ENOMEM, "out of memory importing ONNX");
 		goto out_builder;
 	}
@@ -656,32 +806,56 @@ static int import_model(const struct onnx_model *m, struct tp_graph **out)
 	if (!err)
 		err = data_inputs(&b);
 	for (uint32_t i = 0; !err && i < m->nnodes; i++)
-		err = process_node(&b, &m->nodes[i], in, preds);
+		err = process_node(&b, &m->nodes[i], in, outs, preds);
 	if (err)
 		goto out_builder;
+	if (dump) {
+		err = dump_shapes(&b, dump, ndump);
+		goto out_builder;
+	}
 	finish_stats(&b, m->nnodes);
 	err = tp_graph_build(b.n, b.prim, (const int32_t (*)[4])b.shape, b.ne,
 			     (const int32_t (*)[2])b.edge, &b.st, out);
+	if (!err)
+		err = collect_op_types(m, *out);
+	if (err && *out) {
+		tp_graph_free(*out);
+		*out = NULL;
+	}
 out_builder:
 	builder_free(&b);
 out_free:
 	free(in);
+	free(outs);
 	free(preds);
 	return err;
 }
 
-int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out)
+int tp_onnx_infer_shapes(const struct onnx_model *m, unsigned flags, struct onnx_value **out,
+			 uint32_t *n)
+{
+	tp_clear_error();
+	return import_model(m, flags, NULL, out, n);
+}
+
+int tp_import_onnx(const void *buf, size_t len, unsigned flags, struct tp_graph **out)
 {
 	struct onnx_model m;
 	int err;
 
 	tp_clear_error();
+	*out = NULL;
 	err = onnx_parse(buf, len, &m);
 	if (err)
 		return err;
-	err = import_model(&m, out);
+	err = import_model(&m, flags, out, NULL, NULL);
 	onnx_free(&m);
 	return err;
+}
+
+int tp_graph_from_onnx(const void *buf, size_t len, struct tp_graph **out)
+{
+	return tp_import_onnx(buf, len, 0, out);
 }
 
 int tp_graph_load_onnx(const char *path, struct tp_graph **out)

@@ -45,6 +45,8 @@ struct tp_graph {
 	struct tp_csr pred, succ;	/* real edges */
 	struct tp_csr vpred, vsucc;	/* distance 2..TP_S_MAX */
 	struct tp_graph_stats stats;
+	char (*ops)[32];	/* [nops] distinct ONNX op types (none for text graphs) */
+	int nops;
 };
 
 /* Build from an edge list (src < dst not required; must be acyclic):

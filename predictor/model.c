@@ -28,7 +28,7 @@ void tp_model_config_default(struct tp_model_config *cfg)
 {
 	cfg->hid = 32;
 	cfg->reg_hidden = 64;
-	cfg->features = TP_FEAT_JOB | TP_FEAT_STATS;
+	cfg->features = TP_FEAT_JOB | TP_FEAT_STATS | TP_FEAT_RES | TP_FEAT_COST;
 	cfg->use_ghn = true;
 }
 
@@ -40,7 +40,7 @@ static int check_config(const struct tp_model_config *c)
 	if (c->reg_hidden < 1 || c->reg_hidden > TP_MAX_REG_HIDDEN)
 		return tp_fail(-EINVAL, "regressor width %d: must be 1..%d", c->reg_hidden,
 			       TP_MAX_REG_HIDDEN);
-	if (c->features & ~(uint32_t)(TP_FEAT_JOB | TP_FEAT_STATS))
+	if (c->features & ~(uint32_t)(TP_FEAT_JOB | TP_FEAT_STATS | TP_FEAT_RES | TP_FEAT_COST))
 		return tp_fail(-EINVAL, "unknown feature bits 0x%x", c->features);
 	return 0;
 }
@@ -79,7 +79,9 @@ static void layout_ptrs(struct tp_model *m)
 static int count_feats(uint32_t features)
 {
 	return (features & TP_FEAT_JOB ? TP_NUM_JOB_FEATS : 0) +
-		(features & TP_FEAT_STATS ? TP_NUM_STAT_FEATS : 0);
+		(features & TP_FEAT_STATS ? TP_NUM_STAT_FEATS : 0) +
+		(features & TP_FEAT_RES ? TP_NUM_RES_FEATS : 0) +
+		(features & TP_FEAT_COST ? TP_NUM_COST_FEATS : 0);
 }
 
 int tp_model_alloc(const struct tp_model_config *cfg, struct tp_model **out)
@@ -108,6 +110,7 @@ int tp_model_alloc(const struct tp_model_config *cfg, struct tp_model **out)
 	for (int k = 0; k < TP_MAX_FEATS; k++)
 		m->feat_std[k] = 1.0f;
 	m->backend = TP_BACKEND_CPU;
+	m->version = 2;
 	*out = m;
 	return 0;
 }
@@ -178,6 +181,11 @@ const char *tp_model_trained_on(const struct tp_model *m)
 	return m->trained_on;
 }
 
+int tp_model_file_version(const struct tp_model *m)
+{
+	return m->version;
+}
+
 size_t tp_model_num_params(const struct tp_model *m)
 {
 	return m->nparams;
@@ -235,6 +243,11 @@ void tp_raw_features(const struct tp_model *m, const struct tp_graph *g, double 
 		x[i++] = log1p(g->stats.act_elems);
 		x[i++] = log((double)g->n);
 	}
+	if (m->cfg.features & TP_FEAT_RES)
+		x[i++] = log1p(g->stats.input_res);
+	if (m->cfg.features & TP_FEAT_COST)
+		for (int k = 0; k < TP_FLOP_CLASSES; k++)
+			x[i++] = log1p(g->stats.flops_by[k]);
 }
 
 void tp_reg_input(const struct tp_model *m, const float *gvec, const double *raw, float *x)

@@ -31,7 +31,23 @@ enum tp_param {
 
 #define TP_NUM_JOB_FEATS (3 + TP_DEV_FEATS)
 #define TP_NUM_STAT_FEATS 4
-#define TP_MAX_FEATS (TP_NUM_JOB_FEATS + TP_NUM_STAT_FEATS)
+#define TP_NUM_RES_FEATS 1
+#define TP_NUM_COST_FEATS TP_FLOP_CLASSES
+#define TP_MAX_FEATS (TP_NUM_JOB_FEATS + TP_NUM_STAT_FEATS + TP_NUM_RES_FEATS + \
+		      TP_NUM_COST_FEATS)
+
+/* What the training runs covered (model file version 2), for warnings. */
+#define TP_OOD_MAX_RES 8
+#define TP_OOD_MAX_OPS 256
+struct tp_ood {
+	bool known;		/* false: a version 1 file, nothing recorded */
+	int nres;
+	double res[TP_OOD_MAX_RES];	/* distinct input resolutions */
+	double flops_lo, flops_hi, params_lo, params_hi;
+	int max_gpus, max_nodes;
+	int nops;
+	char ops[TP_OOD_MAX_OPS][32];	/* ONNX op types of the training graphs */
+};
 
 struct tp_cuda_ctx;
 
@@ -48,9 +64,15 @@ struct tp_model {
 	float feat_mean[TP_MAX_FEATS], feat_std[TP_MAX_FEATS];
 	char trained_on[128];
 	struct tp_device train_dev;	/* the device the training runs came from */
+	struct tp_ood ood;
+	int version;		/* of the file it was read from (current when new) */
 	enum tp_backend backend;	/* resolved: CPU or CUDA */
 	struct tp_cuda_ctx *cuda;
 };
+
+struct tp_dataset;
+/* ood.c: record the training runs' range (architectures with mask[a]) */
+void tp_ood_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask);
 
 const char *tp_param_name(int p);
 /* allocate arenas for a config; parameters zeroed */

@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Model file, version 1, little-endian:
+ * Model file, version 2, little-endian:
  *
  *   0   "TNDMPRED"            magic
- *   8   u32 version           1
+ *   8   u32 version           2 (1 is read too: see below)
  *   12  u32 hid, reg_hidden, features, use_ghn, nfeat
  *   32  u64 nparams           must match the layout the config implies
  *   40  char trained_on[128]  NUL-terminated description of the data
  *   168 f64 train_dev.feat[3]
  *   192 char train_dev.name[96]
  *   288 f32 feat_mean[nfeat], feat_std[nfeat], params[nparams]
+ *   then (version 2) the training data's range, for warnings:
+ *       u32 nres, nops, max_gpus, max_nodes
+ *       f64 res[8], flops_lo, flops_hi, params_lo, params_hi
+ *       char ops[nops][32]
  *   end u32 CRC-32 (zlib's) of every byte before it
  *
- * Readers check magic, version, sizes and the checksum before using a
- * byte, so a truncated or corrupted file is an error, never a model.
+ * Version 1 (before the resolution feature) has no range block and no
+ * TP_FEAT_RES; it is read as it was written and predicts as before, with
+ * no out-of-distribution warnings. Readers check magic, version, sizes and
+ * the checksum before using a byte, so a truncated or corrupted file is
+ * an error, never a model.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,8 +32,9 @@
 #include "model.h"
 
 #define MAGIC "TNDMPRED"
-#define VERSION 1u
+#define VERSION 2u
 #define HDR 288u
+#define OOD_FIXED (16u + 8u * (TP_OOD_MAX_RES + 4))
 #define MAX_MODEL_FILE (256u << 20)
 
 static void put32(uint8_t *p, uint32_t v)
@@ -68,9 +76,52 @@ static float getf(const uint8_t *p)
 	return f;
 }
 
-static size_t file_size(const struct tp_model *m)
+static size_t body_end(const struct tp_model *m)
 {
-	return HDR + 4 * (2 * (size_t)m->nfeat + m->nparams) + 4;
+	return HDR + 4 * (2 * (size_t)m->nfeat + m->nparams);
+}
+
+static size_t file_size(const struct tp_model *m, uint32_t version, uint32_t nops)
+{
+	return body_end(m) + (version >= 2 ? OOD_FIXED + 32 * (size_t)nops : 0) + 4;
+}
+
+static void putd(uint8_t *p, double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, 8);
+	put64(p, u);
+}
+
+static double getd(const uint8_t *p)
+{
+	uint64_t u = get64(p);
+	double d;
+
+	memcpy(&d, &u, 8);
+	return d;
+}
+
+static uint8_t *encode_ood(const struct tp_ood *o, uint8_t *p)
+{
+	put32(p, (uint32_t)o->nres);
+	put32(p + 4, (uint32_t)o->nops);
+	put32(p + 8, (uint32_t)o->max_gpus);
+	put32(p + 12, (uint32_t)o->max_nodes);
+	p += 16;
+	for (int k = 0; k < TP_OOD_MAX_RES; k++, p += 8)
+		putd(p, k < o->nres ? o->res[k] : 0);
+	putd(p, o->flops_lo);
+	putd(p + 8, o->flops_hi);
+	putd(p + 16, o->params_lo);
+	putd(p + 24, o->params_hi);
+	p += 32;
+	for (int k = 0; k < o->nops; k++, p += 32) {
+		memset(p, 0, 32);
+		memcpy(p, o->ops[k], strnlen(o->ops[k], 31));
+	}
+	return p;
 }
 
 static void encode(const struct tp_model *m, uint8_t *buf)
@@ -99,12 +150,13 @@ static void encode(const struct tp_model *m, uint8_t *buf)
 		putf(p, m->feat_std[k]);
 	for (size_t i = 0; i < m->nparams; i++, p += 4)
 		putf(p, m->params[i]);
+	p = encode_ood(&m->ood, p);
 	put32(p, tp_crc32(0, buf, (size_t)(p - buf)));
 }
 
 int tp_model_save(const struct tp_model *m, const char *path)
 {
-	size_t len = file_size(m);
+	size_t len = file_size(m, VERSION, (uint32_t)m->ood.nops);
 	uint8_t *buf = malloc(len);
 	char tmp[4096];
 	FILE *f;
@@ -134,26 +186,52 @@ out_free:
 }
 
 static int decode_header(const uint8_t *buf, size_t len, struct tp_model_config *cfg,
-			 uint32_t *nfeat, uint64_t *nparams)
+			 uint32_t *nfeat, uint64_t *nparams, uint32_t *version)
 {
-	uint32_t version;
-
 	if (len < 8 || memcmp(buf, MAGIC, 8))
 		return tp_fail(-EBADMSG, "not a tandem predictor model (bad magic)");
 	if (len < HDR + 4)
 		return tp_fail(-EBADMSG, "model file truncated: %zu bytes, header needs %u",
 			       len, HDR + 4);
-	version = get32(buf + 8);
-	if (version != VERSION)
+	*version = get32(buf + 8);
+	if (*version < 1 || *version > VERSION)
 		return tp_fail(-EPROTONOSUPPORT,
-			       "model file version %u is not supported (this library reads %u)",
-			       version, VERSION);
+			       "model file version %u is not supported (this library reads 1 and %u; "
+			       "retrain with tandemctl predict train)", *version, VERSION);
 	cfg->hid = (int)get32(buf + 12);
 	cfg->reg_hidden = (int)get32(buf + 16);
 	cfg->features = get32(buf + 20);
 	cfg->use_ghn = get32(buf + 24) != 0;
 	*nfeat = get32(buf + 28);
 	*nparams = get64(buf + 32);
+	if (*version == 1 && (cfg->features & (TP_FEAT_RES | TP_FEAT_COST)))
+		return tp_fail(-EBADMSG, "model file version 1 with the version 2 feature set 0x%x",
+			       cfg->features);
+	return 0;
+}
+
+/* The range block of a version 2 file; p: its start, within the file. */
+static int decode_ood(struct tp_ood *o, const uint8_t *p)
+{
+	o->nres = (int)get32(p);
+	o->nops = (int)get32(p + 4);
+	o->max_gpus = (int)get32(p + 8);
+	o->max_nodes = (int)get32(p + 12);
+	if (o->nres < 0 || o->nres > TP_OOD_MAX_RES || o->nops < 0 || o->nops > TP_OOD_MAX_OPS)
+		return tp_fail(-EBADMSG, "model file: bad training-range block");
+	p += 16;
+	for (int k = 0; k < TP_OOD_MAX_RES; k++, p += 8)
+		o->res[k] = getd(p);
+	o->flops_lo = getd(p);
+	o->flops_hi = getd(p + 8);
+	o->params_lo = getd(p + 16);
+	o->params_hi = getd(p + 24);
+	p += 32;
+	for (int k = 0; k < o->nops; k++, p += 32) {
+		memcpy(o->ops[k], p, 31);
+		o->ops[k][31] = '\0';
+	}
+	o->known = o->nres > 0 || o->nops > 0;
 	return 0;
 }
 
@@ -191,11 +269,11 @@ int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
 	struct tp_model_config cfg;
 	struct tp_model *m;
 	uint64_t nparams = 0;
-	uint32_t nfeat = 0, crc;
+	uint32_t nfeat = 0, crc, version = 0, nops = 0;
 	int err;
 
 	tp_clear_error();
-	err = decode_header(buf, len, &cfg, &nfeat, &nparams);
+	err = decode_header(buf, len, &cfg, &nfeat, &nparams, &version);
 	if (err)
 		return err;
 	err = tp_model_alloc(&cfg, &m);
@@ -211,10 +289,14 @@ int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
 			      (unsigned long long)nparams, m->nfeat, m->nparams);
 		goto out_free;
 	}
-	if (len != file_size(m)) {
+	if (version >= 2 && len >= body_end(m) + OOD_FIXED + 4)
+		nops = get32(buf + body_end(m) + 4);
+	if (nops > TP_OOD_MAX_OPS)
+		nops = 0;	/* the size check below fails, or the block check */
+	if (len != file_size(m, version, nops)) {
 		err = tp_fail(-EBADMSG, "model file %s: %zu bytes, expected %zu",
-			      len < file_size(m) ? "truncated" : "has trailing bytes", len,
-			      file_size(m));
+			      len < file_size(m, version, nops) ? "truncated" : "has trailing bytes",
+			      len, file_size(m, version, nops));
 		goto out_free;
 	}
 	crc = tp_crc32(0, buf, len - 4);
@@ -224,8 +306,11 @@ int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
 		goto out_free;
 	}
 	err = decode_body(m, buf);
+	if (!err && version >= 2)
+		err = decode_ood(&m->ood, buf + body_end(m));
 	if (err)
 		goto out_free;
+	m->version = (int)version;
 	*out = m;
 	return 0;
 out_free:

@@ -255,8 +255,10 @@ static int parse_value_info(struct pb *b, struct onnx_value *v)
 	return 0;
 }
 
-/* repeated int64, packed (one LEN field) or not (one VARINT per item) */
-static int parse_ints(struct pb *b, uint32_t wt, int64_t *out, int *n, int max, bool strict)
+/* repeated int64, packed (one LEN field) or not (one VARINT per item);
+ * seen (may be NULL) counts them all */
+static int parse_ints(struct pb *b, uint32_t wt, int64_t *out, int *n, int max, bool strict,
+		      int *seen)
 {
 	struct pb sub;
 	int64_t v;
@@ -266,6 +268,8 @@ static int parse_ints(struct pb *b, uint32_t wt, int64_t *out, int *n, int max, 
 		err = pb_int(b, wt, &v);
 		if (err)
 			return err;
+		if (seen)
+			(*seen)++;
 		if (*n < max)
 			out[(*n)++] = v;
 		else if (strict)
@@ -277,6 +281,8 @@ static int parse_ints(struct pb *b, uint32_t wt, int64_t *out, int *n, int max, 
 		err = pb_int(&sub, WT_VARINT, &v);
 		if (err)
 			break;
+		if (seen)
+			(*seen)++;
 		if (*n < max)
 			out[(*n)++] = v;
 		else if (strict)
@@ -285,9 +291,149 @@ static int parse_ints(struct pb *b, uint32_t wt, int64_t *out, int *n, int max, 
 	return err;
 }
 
-static int parse_tensor(struct pb *b, struct onnx_value *v)
+/* Values of a small tensor while its fields are read (in any order). */
+struct tensor_data {
+	struct pb_str raw;	/* raw_data; p NULL when absent */
+	double v[ONNX_MAX_VALS];
+	int n;			/* typed values seen (beyond ONNX_MAX_VALS: counted only) */
+};
+
+static void td_add(struct tensor_data *td, double x)
 {
+	if (td->n < ONNX_MAX_VALS)
+		td->v[td->n] = x;
+	td->n++;
+}
+
+static uint64_t le_bytes(const uint8_t *p, int n)
+{
+	uint64_t u = 0;
+
+	for (int i = 0; i < n; i++)
+		u |= (uint64_t)p[i] << (8 * i);
+	return u;
+}
+
+/* One element of a typed field: fixed-width (size 4 or 8) or a varint. */
+static int read_elem(struct pb *b, int size, uint64_t *u)
+{
+	if (!size)
+		return pb_varint(b, u);
+	if (b->end - b->p < size)
+		return pb_bad(b, "truncated tensor data");
+	*u = le_bytes(b->p, size);
+	b->p += size;
+	return 0;
+}
+
+static double elem_value(uint32_t f, uint64_t u)
+{
+	uint32_t w = (uint32_t)u;
+	float x;
+	double d;
+
+	if (f == 4) {
+		memcpy(&x, &w, 4);
+		return x;
+	}
+	if (f == 10) {
+		memcpy(&d, &u, 8);
+		return d;
+	}
+	return f == 5 ? (double)(int32_t)u : (double)(int64_t)u;
+}
+
+/* One typed repeated field: float_data (4), int32_data (5), int64_data (7)
+ * or double_data (10), packed (one length-delimited field) or not (one
+ * element per field). */
+static int typed_values(struct pb *b, uint32_t f, uint32_t wt, struct tensor_data *td)
+{
+	int size = f == 4 ? 4 : f == 10 ? 8 : 0;	/* fixed-width, else varints */
+	uint32_t want = size == 4 ? WT_I32 : size == 8 ? WT_I64 : WT_VARINT;
+	struct pb sub;
+	uint64_t u;
+	int err;
+
+	if (wt != WT_LEN) {
+		if (wt != want)
+			return pb_bad(b, "tensor data with a wrong wire type");
+		err = read_elem(b, size, &u);
+		if (!err)
+			td_add(td, elem_value(f, u));
+		return err;
+	}
+	err = pb_len(b, &sub, b->what);
+	while (!err && sub.p < sub.end) {
+		err = read_elem(&sub, size, &u);
+		if (!err)
+			td_add(td, elem_value(f, u));
+	}
+	return err;
+}
+
+static int dtype_size(int32_t t)
+{
+	switch (t) {
+	case ONNX_UINT8: case ONNX_INT8: case ONNX_BOOL: return 1;
+	case ONNX_UINT16: case ONNX_INT16: return 2;
+	case ONNX_FLOAT: case ONNX_INT32: return 4;
+	case ONNX_INT64: case ONNX_DOUBLE: return 8;
+	default: return 0;
+	}
+}
+
+static double raw_value(const uint8_t *p, int32_t t)
+{
+	uint64_t u = le_bytes(p, dtype_size(t));
+	uint32_t w = (uint32_t)u;
+	float f;
+	double d;
+
+	switch (t) {
+	case ONNX_INT8: return (int8_t)u;
+	case ONNX_INT16: return (int16_t)u;
+	case ONNX_INT32: return (int32_t)u;
+	case ONNX_INT64: return (double)(int64_t)u;
+	case ONNX_FLOAT: memcpy(&f, &w, 4); return f;
+	case ONNX_DOUBLE: memcpy(&d, &u, 8); return d;
+	default: return (double)u;	/* unsigned, bool */
+	}
+}
+
+/* Keep the values of a tensor of at most ONNX_MAX_VALS elements. */
+static int keep_values(struct onnx_model *m, struct pb *b, struct onnx_value *v,
+		       const struct tensor_data *td)
+{
+	int size = dtype_size(v->dtype);
+	double count = 1;
+	int err;
+
+	for (int i = 0; i < v->rank; i++)
+		count *= (double)v->dims[i];
+	if (!size || count > ONNX_MAX_VALS)
+		return 0;
+	if (td->raw.p && td->raw.n != count * size)
+		return pb_bad(b, "raw_data size does not match the tensor's shape");
+	if (!td->raw.p && td->n != count)
+		return td->n ? pb_bad(b, "tensor data count does not match the tensor's shape") : 0;
+	for (int i = 0; i < (int)count; i++) {
+		err = grow((void **)&m->cvals, &m->cap_cvals, m->ncvals, sizeof(*m->cvals));
+		if (err)
+			return err;
+		m->cvals[m->ncvals++] = td->raw.p ?
+			raw_value((const uint8_t *)td->raw.p + (size_t)i * size, v->dtype) : td->v[i];
+	}
+	v->nval = (int32_t)count;
+	v->val0 = m->ncvals - (uint32_t)count;
+	return 0;
+}
+
+static int parse_tensor(struct onnx_model *m, struct pb *b, struct onnx_value *v)
+{
+	struct tensor_data td = { { NULL, 0 }, { 0 }, 0 };
+	struct pb start = *b;
 	uint32_t f, wt;
+	int64_t dt = 0;
 	int err;
 
 	v->rank = 0;
@@ -296,40 +442,78 @@ static int parse_tensor(struct pb *b, struct onnx_value *v)
 		if (err)
 			return err;
 		if (f == 1)
-			err = parse_ints(b, wt, v->dims, &v->rank, ONNX_MAX_RANK, true);
+			err = parse_ints(b, wt, v->dims, &v->rank, ONNX_MAX_RANK, true, NULL);
+		else if (f == 2)
+			err = pb_int(b, wt, &dt);
 		else if (f == 8)
 			err = pb_string(b, wt, &v->name);
+		else if (f == 9)
+			err = pb_string(b, wt, &td.raw);
+		else if (f == 4 || f == 5 || f == 7 || f == 10)
+			err = typed_values(b, f, wt, &td);
 		else
-			err = pb_skip(b, wt);	/* data is not needed */
+			err = pb_skip(b, wt);	/* segment, external data, ... */
 		if (err)
 			return err;
 	}
 	for (int i = 0; i < v->rank; i++)
 		if (v->dims[i] < 0)
 			return pb_bad(b, "negative initializer dimension");
-	return 0;
+	v->dtype = dt > 0 && dt < 64 ? (int32_t)dt : 0;
+	return keep_values(m, &start, v, &td);
 }
 
 /* ---- AttributeProto / NodeProto ---- */
 
-static int parse_attr(struct pb *b, struct onnx_attr *a)
+static int add_value(struct onnx_model *m, int kind, struct pb *sub);
+
+static int parse_floats(struct pb *b, uint32_t wt, struct onnx_attr *a)
 {
+	struct tensor_data td = { { NULL, 0 }, { 0 }, 0 };
+	int err = typed_values(b, 4, wt, &td);
+
+	for (int i = 0; !err && i < td.n && a->nfloats < ONNX_MAX_INTS && i < ONNX_MAX_VALS; i++)
+		a->floats[a->nfloats++] = (float)td.v[i];
+	a->nfloats_all += td.n;
+	return err;
+}
+
+static int parse_attr(struct onnx_model *m, struct pb *b, struct onnx_attr *a)
+{
+	struct pb sub;
 	uint32_t f, wt;
 	int err;
 
 	memset(a, 0, sizeof(*a));
+	a->t = -1;
 	while (b->p < b->end) {
 		err = pb_key(b, &f, &wt);
 		if (err)
 			return err;
-		if (f == 1)
+		if (f == 1) {
 			err = pb_string(b, wt, &a->name);
-		else if (f == 3)
+		} else if (f == 2 && wt == WT_I32) {
+			uint64_t u = 0;
+
+			err = read_elem(b, 4, &u);
+			a->f = (float)elem_value(4, u);
+		} else if (f == 3) {
 			err = pb_int(b, wt, &a->i);
-		else if (f == 8)
-			err = parse_ints(b, wt, a->ints, &a->nints, ONNX_MAX_INTS, false);
-		else
+		} else if (f == 4) {
+			err = pb_string(b, wt, &a->s);
+		} else if (f == 5 && wt == WT_LEN) {
+			err = pb_len(b, &sub, "AttributeProto.t");
+			if (!err)
+				err = add_value(m, ONNX_ATTR_T, &sub);
+			a->t = (int32_t)m->nvals[ONNX_ATTR_T] - 1;
+		} else if (f == 7) {
+			err = parse_floats(b, wt, a);
+		} else if (f == 8) {
+			err = parse_ints(b, wt, a->ints, &a->nints, ONNX_MAX_INTS, false,
+					 &a->nints_all);
+		} else {
 			err = pb_skip(b, wt);
+		}
 		if (err)
 			return err;
 	}
@@ -388,7 +572,7 @@ static int node_attrs(struct onnx_model *m, struct pb b, struct onnx_node *n)
 			err = grow((void **)&m->attrs, &m->cap_attrs, m->nattrs,
 				   sizeof(*m->attrs));
 		if (!err)
-			err = parse_attr(&sub, &m->attrs[m->nattrs]);
+			err = parse_attr(m, &sub, &m->attrs[m->nattrs]);
 		if (err)
 			return err;
 		m->nattrs++;
@@ -441,7 +625,9 @@ static int add_value(struct onnx_model *m, int kind, struct pb *sub)
 	v = &m->vals[kind][m->nvals[kind]];
 	memset(v, 0, sizeof(*v));
 	v->rank = -1;
-	err = kind == ONNX_INIT ? parse_tensor(sub, v) : parse_value_info(sub, v);
+	v->nval = -1;
+	err = kind == ONNX_INIT || kind == ONNX_ATTR_T ? parse_tensor(m, sub, v) :
+		parse_value_info(sub, v);
 	if (err)
 		return err;
 	m->nvals[kind]++;
@@ -589,7 +775,8 @@ void onnx_free(struct onnx_model *m)
 	free(m->nodes);
 	free(m->strs);
 	free(m->attrs);
-	for (int k = 0; k < 4; k++)
+	free(m->cvals);
+	for (int k = 0; k < ONNX_NKINDS; k++)
 		free(m->vals[k]);
 	memset(m, 0, sizeof(*m));
 }

@@ -14,7 +14,8 @@
 #define ONNX_MAX_FILE	(512u << 20)	/* bigger files are rejected */
 #define ONNX_MAX_ITEMS	(1u << 22)	/* nodes, names, values, attributes */
 #define ONNX_MAX_RANK	8
-#define ONNX_MAX_INTS	8		/* ints kept per attribute */
+#define ONNX_MAX_INTS	8		/* ints (floats) kept per attribute */
+#define ONNX_MAX_VALS	64		/* values kept of a constant tensor (shape data) */
 
 struct pb_str {
 	const char *p;
@@ -24,8 +25,15 @@ struct pb_str {
 struct onnx_attr {
 	struct pb_str name;
 	int64_t i;
+	float f;
+	struct pb_str s;
 	int nints;		/* kept ints, at most ONNX_MAX_INTS */
+	int nints_all;		/* ints in the file */
 	int64_t ints[ONNX_MAX_INTS];
+	int nfloats;		/* kept floats */
+	int nfloats_all;
+	float floats[ONNX_MAX_INTS];
+	int32_t t;		/* a tensor value: index in vals[ONNX_ATTR_T], -1 none */
 };
 
 struct onnx_node {
@@ -35,11 +43,25 @@ struct onnx_node {
 	uint32_t attr0, nattr;	/* range in onnx_model.attrs */
 };
 
-/* A named tensor with a (maybe partly) known shape. */
+/* TensorProto.DataType values the reader decodes */
+enum {
+	ONNX_FLOAT = 1, ONNX_UINT8 = 2, ONNX_INT8 = 3, ONNX_UINT16 = 4, ONNX_INT16 = 5,
+	ONNX_INT32 = 6, ONNX_INT64 = 7, ONNX_BOOL = 9, ONNX_DOUBLE = 11,
+};
+
+/*
+ * A named tensor with a (maybe partly) known shape. Initializers and
+ * tensor attributes also carry their element type and, when they have at
+ * most ONNX_MAX_VALS elements of a decoded type, their values (as double,
+ * in onnx_model.cvals), which shape inference folds.
+ */
 struct onnx_value {
 	struct pb_str name;
 	int rank;		/* -1: no shape */
 	int64_t dims[ONNX_MAX_RANK];	/* -1: symbolic or unknown */
+	int32_t dtype;		/* TensorProto.DataType, 0 unknown */
+	int32_t nval;		/* values kept, -1: none */
+	uint32_t val0;		/* first value in onnx_model.cvals */
 };
 
 struct onnx_model {
@@ -51,12 +73,14 @@ struct onnx_model {
 	uint32_t nstrs, cap_strs;
 	struct onnx_attr *attrs;
 	uint32_t nattrs, cap_attrs;
-	/* inputs, outputs, initializers, value_info in one array by kind */
-	struct onnx_value *vals[4];
-	uint32_t nvals[4], cap_vals[4];
+	/* inputs, outputs, initializers, value_info, attribute tensors by kind */
+	struct onnx_value *vals[5];
+	uint32_t nvals[5], cap_vals[5];
+	double *cvals;		/* values of small constant tensors */
+	uint32_t ncvals, cap_cvals;
 };
 
-enum { ONNX_INPUT, ONNX_OUTPUT, ONNX_INIT, ONNX_VINFO };
+enum { ONNX_INPUT, ONNX_OUTPUT, ONNX_INIT, ONNX_VINFO, ONNX_ATTR_T, ONNX_NKINDS };
 
 /* 0, or -EBADMSG / -E2BIG / -ENOMEM with tp_errmsg() set */
 int onnx_parse(const void *buf, size_t len, struct onnx_model *m);

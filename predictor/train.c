@@ -191,11 +191,15 @@ int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
 	err = collect(d, mask, &archs, &n, &rows);
 	if (err)
 		goto out;
-	m->train_dev = (struct tp_device){ .name = "" };
-	snprintf(m->train_dev.name, sizeof(m->train_dev.name), "%.95s", d->machine);
+	/* several devices: their features vary and are learned; no device check */
+	m->train_dev = d->dev;
+	if (d->mixed_devices)
+		m->train_dev.name[0] = '\0';
 	snprintf(m->trained_on, sizeof(m->trained_on), "%d runs of %d architectures on %.60s",
-		 rows, n, d->machine[0] ? d->machine : "an unnamed machine");
+		 rows, n, d->mixed_devices ? "several devices" :
+		 d->machine[0] ? d->machine : "an unnamed machine");
 	fit_normalisation(m, d, mask);
+	tp_ood_fit(m, d, mask);
 	tp_rng_seed(&rng, o->seed);
 	for (int ep = 0; ep < o->epochs && !err; ep++) {
 		/* cosine decay to a tenth of the rate */

@@ -1,21 +1,47 @@
 #!/usr/bin/env bash
-# make check: host tests, then VM tests; the last line is the total.
+# make check: host tests, then VM tests on every kernel the rig can boot
+# (an image in /boot and headers: make vm-modules built tandem.ko for each);
+# the last line is the total.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 B=${B:-build}
 start=$(date +%s)
 hosttests=$(make -s --no-print-directory print-host-tests)
+kernels=$(make -s --no-print-directory print-vm-kvers)
+newest=$(echo "$kernels" | tr ' ' '\n' | tail -n 1)
+results=("$B/logs/host.results")
 # shellcheck disable=SC2086
 bash selftests/run-host.sh $hosttests
-bash selftests/vm/run-vm.sh
-# the module, netlink, CLI, leak and steering tests again with node 1 as
-# dax/kmem memory in a lower tier (the path real CXL memory takes), and the
-# detection and migration tests on QEMU's emulated CXL device (about 70 s)
-VM_LOGDIR=$top/$B/logs/vm-kmem bash selftests/vm/run-vm.sh --mode kmem --tests '[1-467]*' --quiet
+first=1
+for k in $kernels; do
+	# the first (oldest, Debian 12's own) kernel's logs keep their old places
+	tag=-$(echo "$k" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+	[ $first -eq 1 ] && tag=''
+	quiet=--quiet
+	[ $first -eq 1 ] && quiet=''
+	first=0
+	if [ -z "$tag" ]; then	# build/logs/vm/ and build/logs/vm.results, as before
+		bash selftests/vm/run-vm.sh --kernel "$k" $quiet
+		results+=("$B/logs/vm.results")
+	else
+		VM_LOGDIR=$top/$B/logs/vm$tag bash selftests/vm/run-vm.sh --kernel "$k" $quiet
+		results+=("$B/logs/vm$tag/vm.results")
+	fi
+	# the module, netlink, CLI, leak and steering tests again with node 1 as
+	# dax/kmem memory in a lower tier (the path real CXL memory takes); not
+	# the fuzzer, ynl and lifetime tests, which do not depend on the memory
+	VM_LOGDIR=$top/$B/logs/vm-kmem$tag bash selftests/vm/run-vm.sh --kernel "$k" --mode kmem \
+		--tests '1*,20-*,3*,40-*,6*,7*' --quiet
+	results+=("$B/logs/vm-kmem$tag/vm.results")
+done
+# detection and migration on QEMU's emulated CXL device (about 70 s), on the
+# oldest kernel; steering with large folios on an XFS data disk, on the newest
 VM_LOGDIR=$top/$B/logs/vm-cxl bash selftests/vm/run-vm.sh --mode cxl --tests '7*' --quiet
+VM_LOGDIR=$top/$B/logs/vm-xfs bash selftests/vm/run-vm.sh --kernel "$newest" --fs xfs \
+	--tests '51-*,6[0-2]-*' --quiet
+results+=("$B/logs/vm-cxl/vm.results" "$B/logs/vm-xfs/vm.results")
 end=$(date +%s)
 echo "# make check took $((end - start)) s (tests only, after the build)"
-cat "$B/logs/host.results" "$B/logs/vm.results" "$B/logs/vm-kmem/vm.results" \
-	"$B/logs/vm-cxl/vm.results" 2>/dev/null |
+cat "${results[@]}" 2>/dev/null |
 	awk '{p+=$1; f+=$2; s+=$3} END {printf "%d passed, %d failed, %d skipped\n", p, f, s; exit (f > 0 || NR == 0)}'

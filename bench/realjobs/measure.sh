@@ -8,6 +8,7 @@
 #
 #   measure.sh setup                 store + datasets (a, b, c: 2000 JPEGs each)
 #   measure.sh startup               exec -> first dataset read (tracker), and the steps
+#   measure.sh startupmode MODE      import time under tandemctl run, tracked / untracked, or direct
 #   measure.sh decode                CPU per image / per byte: loader vs training, 4 image sizes
 #   measure.sh importcpu             CPU seconds of python3 + import torch, torchvision
 #   measure.sh share ARCH WORKERS    warm rate alone vs with a second job (2 cores)
@@ -79,6 +80,31 @@ startup)
 	cold
 	s=$("$LS" exec "$NAME" -- env T0="$(date +%s.%N)" $PY "$here/startup.py" "$MNT/a/train" "${FAST[@]}")
 	record startup "$(jq -c --argjson s "$s" '. + {steps: $s}' <<<"$r")"
+	;;
+startupmode)
+	# the same start-up steps under tandemctl run with the tracker (B released
+	# at A's first dataset read), without it (--no-track), or started directly
+	cold
+	sp=("$PY" "$here/startup.py" "$MNT/a/train" "${FAST[@]}")
+	case $2 in
+	tracked|untracked)
+		opt=(--stagger progress:0.0001) && [ "$2" = untracked ] && opt=(--stagger 0 --no-track)
+		"$LS" exec "$NAME" -- "$T" run --dataset "$MNT/a/flat" "${opt[@]}" --no-register \
+			--report "$OUT/startup-run.json" -- \
+			sh -c 'T0=$(date +%s.%N); echo "$T0" > "$0.t0"; exec env T0="$T0" "$@"' "$OUT/st" "${sp[@]}" \
+			::: sh -c 'date +%s.%N > "$0.t1"' "$OUT/st" >"$OUT/startup-run.out" 2>&1
+		s=$(grep '^{"interp"' "$OUT/startup-run.out")
+		fr=null
+		[ "$2" = tracked ] && fr=$(echo "$(cat "$OUT/st.t1") - $(cat "$OUT/st.t0")" | bc)
+		;;
+	direct)
+		s=$("$LS" exec "$NAME" -- env T0="$(date +%s.%N)" "${sp[@]}")
+		fr=null
+		;;
+	*) echo "startupmode tracked|untracked|direct" >&2; exit 2 ;;
+	esac
+	record startupmode "$(jq -cn --arg mode "$2" --argjson s "$s" --argjson fr "$fr" \
+		'{mode: $mode, first_read_s: $fr, steps: $s}')"
 	;;
 decode)
 	for s in 64 128 256 512; do

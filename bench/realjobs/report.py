@@ -47,6 +47,20 @@ def startup(rows):
     print(f"\nLoad (1 min) before each unit: {loads(rows)}.\n")
 
 
+def startupmode(rows):
+    print("| started | exec → first dataset read (tracker) | import torch, torchvision (s) | first batch, epoch 1 (s) | first batch, epoch 2 (s) | training step (s) |")
+    print("|---|---|---|---|---|---|")
+    by = defaultdict(list)
+    for r in rows:
+        by[r["mode"]].append(r)
+    for mode in ["tracked", "untracked", "direct"]:
+        rs = by.get(mode, [])
+        print(f"| {mode} | {mr([r['first_read_s'] for r in rs])} | {mr([r['steps']['import'] for r in rs])} | "
+              f"{mr([r['steps']['first_batch_e1'] for r in rs])} | {mr([r['steps']['first_batch_e2'] for r in rs])} | "
+              f"{mr([r['steps']['step_e2'] for r in rs])} |")
+    print(f"\nLoad (1 min) before each unit: {loads(rows)}.\n")
+
+
 def storage(rows, dsize):
     print("### Storage-bound rate: cold epoch of the fast job at the 10 MiB/s cap\n")
     print("| jobs | epoch 1 per job (s) | dataset rate per job (MiB/s) | read from the store / dataset | aggregate read rate (MiB/s) | η = aggregate / alone |")
@@ -127,6 +141,35 @@ def decode(rows):
     print(f"\nLoad (1 min) before each unit: {loads(rows)}.\n")
 
 
+def runs(rows, cal):
+    print("### `tandemctl calibrate` + `tandemctl run` as they are: slow + fast job, cold\n")
+    if cal:
+        c = cal[-1]
+        print(f"Calibration ({c['calibration_seconds']:.1f} s): B = "
+              + ", ".join(f"{b / MIB:.2f}" for b in c["bw"]) + " MiB/s; rates "
+              + ", ".join(f"{x / MIB:.2f}" for x in c["rates"]) + " MiB/s.\n")
+    print("| stagger (s) | predicted M (s) | measured M (s), each run | min | error of min | A end / B end (s, 1st run) | misses A / B | own hits A / B | shared hits A / B |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    by = defaultdict(list)
+    for r in rows:
+        by[r["stagger"]].append(r)
+    errs = []
+    for st in sorted(by, key=lambda x: (x == "auto", float(x) if x != "auto" else 0)):
+        rs = by[st]
+        p = rs[0]["predicted"]
+        ms = [r["measured"] for r in rs]
+        e = (p - min(ms)) / min(ms)
+        if st != "auto":
+            errs.append(abs(e))
+        i = rs[0]["inst"]
+        label = st if st != "auto" else f"auto ({i[1]['requested_s'] - i[0]['requested_s']:.2f})"
+        print(f"| {label} | {p:.2f} | {', '.join(f'{m:.2f}' for m in ms)} | {min(ms):.2f} | {e * 100:+.1f}% | "
+              f"{i[0]['end_s']:.2f} / {i[1]['end_s']:.2f} | {i[0]['misses']} / {i[1]['misses']} | "
+              f"{i[0]['own_hits']} / {i[1]['own_hits']} | {i[0]['shared_hits']} / {i[1]['shared_hits']} |")
+    print(f"\nMAPE over the grid (against the minimum of each point): {statistics.mean(errs) * 100:.1f}%. "
+          f"Load (1 min) before each run: {loads(rows)}.\n")
+
+
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else "build/bench/realjobs/results.jsonl"
     rows = defaultdict(list)
@@ -138,12 +181,16 @@ def main():
     imp = [r["cpu_s"] for r in rows.get("importcpu", [])]
     if rows.get("startup"):
         startup(rows["startup"])
+    if rows.get("startupmode"):
+        startupmode(rows["startupmode"])
     if rows.get("storage"):
         storage(rows["storage"], dsize)
     if rows.get("share"):
         share(rows["share"], statistics.median(imp) if imp else 0.0)
     if rows.get("decode"):
         decode(rows["decode"])
+    if rows.get("run"):
+        runs(rows["run"], rows.get("calibrate"))
 
 
 if __name__ == "__main__":

@@ -19,8 +19,14 @@
 #include "tandem_predict.h"
 #include "lib/util.h"
 
+#define MAX_DATA 8
+#define MAX_WARN 16
+
 struct predict_opts {
-	const char *model, *data, *out, *backend;
+	const char *model, *out, *backend;
+	const char *data[MAX_DATA];	/* --data, repeatable */
+	int ndata;
+	bool strict;
 	struct tp_job job;
 	struct tp_model_config cfg;
 	struct tp_train_opts train;
@@ -31,7 +37,7 @@ struct predict_opts {
 enum {
 	O_BATCH = 256, O_GPUS, O_NODES, O_MODEL, O_DATA, O_OUT, O_EPOCHS, O_SEED, O_FOLDS,
 	O_POINTS, O_NO_GHN, O_NO_STATS, O_HID, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_PER_ARCH,
-	O_VERBOSE, O_LR,
+	O_VERBOSE, O_LR, O_STRICT, O_NO_RES, O_NO_COST,
 };
 
 static const struct option long_opts[] = {
@@ -43,7 +49,6 @@ static const struct option long_opts[] = {
 	{ "out", required_argument, NULL, O_OUT },
 	{ "epochs", required_argument, NULL, O_EPOCHS },
 	{ "seed", required_argument, NULL, O_SEED },
-	{ "lr", required_argument, NULL, O_LR },
 	{ "folds", required_argument, NULL, O_FOLDS },
 	{ "ernest-points", required_argument, NULL, O_POINTS },
 	{ "hid", required_argument, NULL, O_HID },
@@ -54,19 +59,24 @@ static const struct option long_opts[] = {
 	{ "bw-inter", required_argument, NULL, O_BW_INTER },
 	{ "per-arch", no_argument, NULL, O_PER_ARCH },
 	{ "verbose", no_argument, NULL, O_VERBOSE },
+	{ "lr", required_argument, NULL, O_LR },
+	{ "strict", no_argument, NULL, O_STRICT },
+	{ "no-res", no_argument, NULL, O_NO_RES },
+	{ "no-cost", no_argument, NULL, O_NO_COST },
 	{ 0 }
 };
 
 /* the options of each verb, by their val */
 static const int one_opts[] = {
-	O_BATCH, O_GPUS, O_NODES, O_MODEL, O_BACKEND, O_BW_INTRA, O_BW_INTER, 0,
+	O_BATCH, O_GPUS, O_NODES, O_MODEL, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_STRICT, 0,
 };
 static const int train_opts[] = {
-	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_VERBOSE, 0,
+	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_NO_RES, O_NO_COST,
+	O_VERBOSE, 0,
 };
 static const int eval_opts[] = {
 	O_DATA, O_FOLDS, O_POINTS, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS,
-	O_PER_ARCH, O_VERBOSE, 0,
+	O_NO_RES, O_NO_COST, O_PER_ARCH, O_VERBOSE, 0,
 };
 
 static int num_opt(int opt, const char *arg, const char *verb, struct predict_opts *o)
@@ -82,7 +92,7 @@ static int num_opt(int opt, const char *arg, const char *verb, struct predict_op
 		err = -ERANGE;
 	if (err)
 		return ctl_usage_err("predict", verb, "invalid value '%s' for --%s", arg,
-				     long_opts[opt - O_BATCH].name);
+				     opt_name(long_opts, opt));
 	switch (opt) {
 	case O_BATCH: o->job.batch = v; break;
 	case O_GPUS: o->job.gpus = (int)u; break;
@@ -130,11 +140,19 @@ static int parse_opts(int argc, char **argv, const int *allowed, struct predict_
 		case CTL_EUSAGE:
 			return opt;
 		case O_MODEL: o->model = optarg; break;
-		case O_DATA: o->data = optarg; break;
+		case O_DATA:
+			if (o->ndata == MAX_DATA)
+				return ctl_usage_err("predict", verb, "at most %d --data files",
+						     MAX_DATA);
+			o->data[o->ndata++] = optarg;
+			break;
+		case O_STRICT: o->strict = true; break;
 		case O_OUT: o->out = optarg; break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_NO_GHN: o->cfg.use_ghn = false; break;
 		case O_NO_STATS: o->cfg.features &= ~(uint32_t)TP_FEAT_STATS; break;
+		case O_NO_RES: o->cfg.features &= ~(uint32_t)TP_FEAT_RES; break;
+		case O_NO_COST: o->cfg.features &= ~(uint32_t)TP_FEAT_COST; break;
 		case O_PER_ARCH: o->per_arch = true; break;
 		case O_VERBOSE: o->train.verbose = true; break;
 		default:
@@ -188,18 +206,32 @@ struct predict_timing {
 	double import_ms, predict_ms;
 };
 
+/* Warnings come first in text (read before the numbers) and as an array in
+ * JSON; --strict turns any of them into exit status 1. */
+static void print_warnings(char (*warn)[TP_WARN_LEN], int n)
+{
+	out_arr_open("warnings");
+	for (int i = 0; i < n; i++)
+		out_str(NULL, "warning: %s\n", warn[i]);
+	out_arr_close();
+}
+
 static void print_prediction(const char *onnx, const char *src, const struct tp_model *m,
 			     const struct tp_job *job, const struct tp_graph *g,
-			     const struct tp_prediction *p, const struct predict_timing *t)
+			     const struct tp_prediction *p, const struct predict_timing *t,
+			     char (*warn)[TP_WARN_LEN], int nwarn)
 {
 	struct tp_graph_stats st;
 
 	tp_graph_get_stats(g, &st);
 	out_obj_open(NULL);
+	print_warnings(warn, nwarn);
 	out_str("graph", "graph: %s", onnx);
 	out_u64("graph_nodes", " (%llu GHN-2 nodes,", (uint64_t)tp_graph_num_nodes(g));
 	out_double("params", " %.4g parameters,", st.params);
-	out_double("flops_per_sample", " %.4g FLOPs/sample)\n", st.flops);
+	out_double("flops_per_sample", " %.4g FLOPs/sample,", st.flops);
+	out_double("input_res", " input %g)\n", st.input_res);
+	out_bool("shapes_known", NULL, st.shapes_known);
 	out_double("batch", "job: batch %g per worker,", job->batch);
 	out_u64("gpus", " %llu GPU(s)", (uint64_t)job->gpus);
 	out_u64("nodes", " x %llu node(s)\n", (uint64_t)job->nodes);
@@ -213,14 +245,12 @@ static void print_prediction(const char *onnx, const char *src, const struct tp_
 	out_str("device", " on %s\n", job->dev ? job->dev->name : "?");
 	out_double("import_ms", "import %.2f ms", t->import_ms);
 	out_double("predict_ms", ", prediction %.2f ms\n", t->predict_ms);
-	if (!st.shapes_known)
-		out_text("warning: intermediate shapes unknown, FLOPs undercounted: run "
-			 "onnx.shape_inference.infer_shapes(model, data_prop=True) first\n");
 	out_obj_close();
 }
 
 static int cmd_predict_one(int argc, char **argv)
 {
+	char warn[MAX_WARN][TP_WARN_LEN];
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
 	struct predict_timing t;
@@ -229,7 +259,7 @@ static int cmd_predict_one(int argc, char **argv)
 	struct predict_opts o;
 	const char *src;
 	double t0, t1;
-	int err = parse_opts(argc, argv, one_opts, &o);
+	int nwarn = 0, err = parse_opts(argc, argv, one_opts, &o);
 
 	if (err)
 		return err;
@@ -251,8 +281,15 @@ static int cmd_predict_one(int argc, char **argv)
 		t.predict_ms = 1e3 * (now_s() - t1);
 		if (err)
 			lib_err(err, "prediction failed");
-		else
-			print_prediction(argv[optind], src, m, &o.job, g, &p, &t);
+	}
+	if (!err) {
+		nwarn = tp_graph_warnings(g, warn, MAX_WARN);
+		nwarn += tp_ood_warnings(m, g, &o.job, warn + nwarn, MAX_WARN - nwarn);
+		print_prediction(argv[optind], src, m, &o.job, g, &p, &t, warn, nwarn);
+		if (o.strict && nwarn) {
+			ctl_err("--strict: %d warning(s)", nwarn);
+			err = -EDOM;
+		}
 	}
 	tp_model_free(m);
 	tp_graph_free(g);
@@ -269,10 +306,10 @@ static int cmd_predict_train(int argc, char **argv)
 
 	if (err)
 		return err;
-	if (!o.data || !o.out || optind != argc)
+	if (!o.ndata || !o.out || optind != argc)
 		return ctl_usage_err("predict", "train", "need --data runs.csv and --out FILE, "
 				     "and no other argument");
-	err = tp_dataset_load(o.data, &d);
+	err = tp_dataset_load_many(o.data, o.ndata, &d);
 	if (err)
 		return lib_err(err, "cannot load runs");
 	err = tp_model_new(&o.cfg, o.train.seed, &m);
@@ -312,6 +349,21 @@ static void print_eval(const struct tp_eval_result *r)
 	out_double("ratio", "Ernest / ours: %.2fx\n", r->mape_ernest / r->mape_ours);
 	out_double("mape_ernest_loo", "(Ernest fitted on all other runs of the architecture: "
 		   "%.2f%% over all runs)\n", r->mape_ernest_loo);
+	out_arr_open("by_resolution");
+	for (int i = 0; i < r->nres; i++) {
+		const struct tp_eval_res *x = &r->by_res[i];
+
+		out_obj_open(NULL);
+		out_double("input_res", "  input %g:", x->res);
+		out_u64("runs", " %llu runs,", (uint64_t)x->runs);
+		out_double("mape_ours_all", " ours %.2f%% on all;", x->mape_ours_all);
+		out_u64("eval_runs", " on Ernest's %llu:", (uint64_t)x->eval_runs);
+		out_double("mape_ours", " ours %.2f%%,", x->mape_ours);
+		out_double("mape_ernest", " Ernest %.2f%%", x->mape_ernest);
+		out_double("ratio", " (%.2fx)\n", x->mape_ernest / x->mape_ours);
+		out_obj_close();
+	}
+	out_arr_close();
 	out_double("train_seconds", "training and scoring took %.1f s\n", r->train_seconds);
 	out_obj_close();
 }
@@ -325,9 +377,9 @@ static int cmd_predict_eval(int argc, char **argv)
 
 	if (err)
 		return err;
-	if (!o.data || optind != argc)
+	if (!o.ndata || optind != argc)
 		return ctl_usage_err("predict", "eval", "need --data runs.csv, and no other argument");
-	err = tp_dataset_load(o.data, &d);
+	err = tp_dataset_load_many(o.data, o.ndata, &d);
 	if (err)
 		return lib_err(err, "cannot load runs");
 	err = tp_eval_cv(d, &o.cfg, &o.train, o.folds, o.ernest_points, &r,
@@ -372,15 +424,16 @@ static int cmd_predict_graph(int argc, char **argv)
 
 TANDEM_CMD(predict, "predict", NULL, cmd_predict_one,
 	   "MODEL.onnx --batch B [--gpus G] [--nodes N] [--model FILE] [--backend auto|cpu|cuda] "
-	   "[--bw-intra RATE] [--bw-inter RATE]",
+	   "[--bw-intra RATE] [--bw-inter RATE] [--strict]",
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
-	   "--data runs.csv --out FILE [--epochs N] [--seed S] [--lr LR] [--hid D] [--no-ghn] "
-	   "[--no-stats] [--verbose]",
+	   "--data runs.csv [--data more.csv] --out FILE [--epochs N] [--seed S] [--lr LR] "
+	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--verbose]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
-	   "--data runs.csv [--folds K] [--seed S] [--ernest-points P] [--epochs N] [--lr LR] "
-	   "[--hid D] [--no-ghn] [--no-stats] [--per-arch] [--verbose]",
+	   "--data runs.csv [--data more.csv] [--folds K] [--seed S] [--ernest-points P] "
+	   "[--epochs N] [--lr LR] [--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] "
+	   "[--per-arch] [--verbose]",
 	   "leave-architecture-out cross-validation, ours vs Ernest")
 TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
 	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")

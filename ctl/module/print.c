@@ -7,6 +7,7 @@ static const char *const counter_names[__TANDEM_CNT_MAX] = {
 	"steered", "prefetched", "prefetch_cached", "migrate_failed", "skip_locked",
 	"skip_truncated", "skip_not_uptodate", "skip_dirty", "skip_writeback",
 	"skip_mapped", "skip_pinned", "skip_private", "skip_large", "skip_target_full",
+	"steered_large",
 };
 
 static const char *const prefetch_states[] = {

@@ -11,7 +11,9 @@
  * kernels that gives:
  *   6.18 (no fentry, no kprobes): every hook on a tracepoint;
  *   6.1 (Debian): insert/evict/fork/exit on tracepoints, read on
- *        fexit/filemap_get_pages, mmap on fentry/do_set_pte.
+ *        fexit/filemap_get_pages, mmap on fentry/do_set_pte;
+ *   6.12 (Debian): every hook on a tracepoint; the mmap fallbacks are
+ *        fentry/kprobe on set_pte_range (do_set_pte's name since 6.5).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +41,7 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
 
-#define MAX_CANDIDATES	3
+#define MAX_CANDIDATES	5
 #define MAX_PROGS	2
 
 struct candidate {
@@ -75,7 +77,9 @@ static const struct hook hooks[TANDEM_TRK_NR_HOOKS] = {
 	[TANDEM_TRK_HOOK_MMAP] = { "mmap", {
 		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_map_pages", "trk_tp_page_fault" } },
 		{ TRACKER_KIND_FENTRY, { "trk_fentry_set_pte" } },
+		{ TRACKER_KIND_FENTRY, { "trk_fentry_set_pte_range" } },
 		{ TRACKER_KIND_KPROBE, { "trk_kprobe_set_pte" } },
+		{ TRACKER_KIND_KPROBE, { "trk_kprobe_set_pte_range" } },
 	} },
 };
 

@@ -26,6 +26,8 @@ enum tandem_cmd {
 	TANDEM_CMD_PREFETCH,		/* DATASET_ID [+ FILE_PATH... + PREFETCH_KBPS] (admin) */
 	TANDEM_CMD_PREFETCH_CANCEL,	/* DATASET_ID (admin) */
 	TANDEM_CMD_PREFETCH_DONE,	/* event on "events": DATASET_ID + PREFETCH_* */
+	TANDEM_CMD_DATASET_ADD_NTF,	/* event on "events": DATASET_ID + NAME */
+	TANDEM_CMD_DATASET_DEL_NTF,	/* event on "events": DATASET_ID */
 
 	__TANDEM_CMD_MAX,
 	TANDEM_CMD_MAX = __TANDEM_CMD_MAX - 1
@@ -84,8 +86,9 @@ enum tandem_counter {
 	TANDEM_CNT_SKIP_MAPPED,		/* skipped: mapped into a process */
 	TANDEM_CNT_SKIP_PINNED,		/* skipped: maybe pinned for DMA */
 	TANDEM_CNT_SKIP_PRIVATE,	/* skipped: private data that could not be released */
-	TANDEM_CNT_SKIP_LARGE,		/* skipped: large folio (not handled) */
+	TANDEM_CNT_SKIP_LARGE,		/* skipped: large folio, the kernel cannot move it (6.1) */
 	TANDEM_CNT_SKIP_TARGET_FULL,	/* skipped: the target was reclaiming this dataset */
+	TANDEM_CNT_STEERED_LARGE,	/* large folios migrated whole (their pages count in STEERED) */
 	__TANDEM_CNT_MAX
 };
 

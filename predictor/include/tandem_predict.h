@@ -37,13 +37,34 @@ int tp_prim_from_name(const char *name);
 
 #define TP_S_MAX 50	/* longest shortest path that makes a virtual edge */
 
-/* Cost statistics of a graph, per sample (ONNX exported at batch 1). */
+/* The FLOPs of `flops` by kind of product: their speed differs by up to an
+ * order of magnitude on one CPU (a BLAS path for 1x1 convolutions, im2col
+ * for kxk, memory-bound depthwise and batch-1 linear layers). */
+enum tp_flop_class {
+	TP_FLOPS_CONV1,		/* Conv, 1x1 kernel, one group */
+	TP_FLOPS_CONVK,		/* Conv, larger kernel, one group (dilated included) */
+	TP_FLOPS_GROUP,		/* Conv with groups > 1 (depthwise, grouped) */
+	TP_FLOPS_LINEAR,	/* Gemm, MatMul with a parameter */
+	TP_FLOPS_MATMUL,	/* MatMul of two activations (attention) */
+	TP_FLOP_CLASSES
+};
+
+/* Cost statistics of a graph, per sample (divided by the data input's batch
+ * dimension). Shapes come from the importer's own inference (static shapes
+ * from the graph inputs, shape arithmetic folded); the file's value_info is
+ * a fallback only. */
 struct tp_graph_stats {
 	double params;		/* trainable parameter elements */
 	double flops;		/* forward multiply-adds x 2 of weighted ops and matmuls */
 	double act_elems;	/* output elements of all ops on the activation path */
+	double flops_by[TP_FLOP_CLASSES];	/* flops split by enum tp_flop_class */
+	double input_res;	/* sqrt(H x W) of an image data input [N, C, H, W]; 0 otherwise */
 	uint32_t onnx_nodes;	/* NodeProtos in the file (0 for text graphs) */
-	bool shapes_known;	/* intermediate shapes were present (value_info) */
+	bool shapes_known;	/* every activation shape resolved, FLOPs complete */
+	uint32_t unresolved;	/* activation tensors whose shape stayed unknown */
+	char unresolved_at[64];	/* op type and output name of the first of them */
+	uint32_t eval_bn;	/* BatchNormalization nodes in inference mode */
+	uint32_t folded_bn;	/* convolutions with weights the exporter folded BatchNorm into */
 };
 
 struct tp_graph;
@@ -65,6 +86,9 @@ int tp_graph_num_edges(const struct tp_graph *g);
 /* virtual edges: node pairs at shortest-path distance 2..TP_S_MAX */
 long tp_graph_num_virtual(const struct tp_graph *g);
 void tp_graph_get_stats(const struct tp_graph *g, struct tp_graph_stats *st);
+/* distinct ONNX op types of an imported graph (0 for text graphs) */
+int tp_graph_num_op_types(const struct tp_graph *g);
+const char *tp_graph_op_type(const struct tp_graph *g, int i);
 void tp_graph_prim_hist(const struct tp_graph *g, int hist[TP_NUM_PRIMS]);
 
 /* ---- backends ---- */
@@ -89,6 +113,8 @@ int tp_device_query(enum tp_backend b, struct tp_device *dev);
 /* Feature sets of the regressor input after the graph vector. */
 #define TP_FEAT_JOB	0x1	/* log batch, log GPUs, log nodes, device features */
 #define TP_FEAT_STATS	0x2	/* log params, log FLOPs, log activations, log graph nodes */
+#define TP_FEAT_RES	0x4	/* log input resolution (model files from version 2) */
+#define TP_FEAT_COST	0x8	/* log FLOPs of each enum tp_flop_class (version 2) */
 
 struct tp_model_config {
 	int hid;		/* encoder width d (multiple of 4, <= 256) */
@@ -110,6 +136,9 @@ void tp_model_get_config(const struct tp_model *m, struct tp_model_config *cfg);
 /* what the model was trained on ("" for an untrained model) */
 const char *tp_model_trained_on(const struct tp_model *m);
 size_t tp_model_num_params(const struct tp_model *m);
+/* the model file's format version (1: no resolution feature, no record of
+ * the training data's range) */
+int tp_model_file_version(const struct tp_model *m);
 /* AUTO (default): CUDA when available, else CPU */
 int tp_model_set_backend(struct tp_model *m, enum tp_backend b);
 enum tp_backend tp_model_backend(const struct tp_model *m);
@@ -141,11 +170,27 @@ int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job
 /* 2(p-1)/p * bytes / bw + 2(p-1) * latency, p = gpus * nodes */
 double tp_allreduce_seconds(double bytes, const struct tp_job *job);
 
+/*
+ * Warnings that belong to a prediction, one line each, up to max:
+ * the graph's (shapes left unknown, an eval-mode export) and, for a job,
+ * where it lies outside what the model was trained on (input resolution,
+ * FLOPs or parameter range, op types never seen, GPUs/nodes beyond the
+ * training runs', another device than the profiled one). Returns the count.
+ */
+#define TP_WARN_LEN 200
+int tp_graph_warnings(const struct tp_graph *g, char (*warn)[TP_WARN_LEN], int max);
+int tp_ood_warnings(const struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
+		    char (*warn)[TP_WARN_LEN], int max);
+
 /* ---- data, training, evaluation ---- */
 
 struct tp_dataset;
-/* runs.csv of predictor/tools/profile.py; ONNX paths relative to the CSV */
+/* runs.csv of predictor/tools/profile.py; ONNX paths relative to the CSV.
+ * Several CSVs make one data set (e.g. the 32x32 and 224x224 sets); runs
+ * of one architecture name in several CSVs are one architecture for
+ * cross-validation. */
 int tp_dataset_load(const char *csv, struct tp_dataset **out);
+int tp_dataset_load_many(const char *const *csv, int n, struct tp_dataset **out);
 void tp_dataset_free(struct tp_dataset *d);
 int tp_dataset_num_archs(const struct tp_dataset *d);
 int tp_dataset_num_runs(const struct tp_dataset *d);
@@ -172,8 +217,17 @@ double tp_ernest_predict(const double theta[4], double scale, double machines);
 /* min ||A x - b|| s.t. x >= 0; A: [m][n] row-major; Lawson-Hanson */
 int tp_nnls(const double *a, const double *b, int m, int n, double *x);
 
+#define TP_EVAL_MAX_RES 4
+struct tp_eval_res {		/* the same scores for the runs at one input resolution */
+	double res;
+	int runs, eval_runs;
+	double mape_ours_all, mape_ours, mape_ernest;
+};
+
 struct tp_eval_result {
 	int folds, archs, runs;
+	int nres;
+	struct tp_eval_res by_res[TP_EVAL_MAX_RES];
 	int ernest_fit_points;	/* smallest batch sizes Ernest is fitted on */
 	int eval_runs;		/* runs both methods are scored on */
 	double mape_ours_all;	/* over every run of every held-out architecture */

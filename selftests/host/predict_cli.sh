@@ -3,16 +3,18 @@
 # tandemctl predict from the command line: the built-in model predicts
 # without any file and close to a measured run, JSON output, the all-reduce
 # term against its formula computed here, the GHN-2 node count against python3-onnx's expectations,
-# clear one-line errors for bad graphs, models and arguments, and a small
-# train -> predict -> eval round trip.
+# clear one-line errors for bad graphs, models and arguments, a small
+# train -> predict -> eval round trip, warnings before the result and in
+# -j, --strict, and a plain-export 224x224 graph of an architecture the
+# built-in model was not trained on, predicted within the documented error.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 D=$top/predictor/data
-ksft_plan 11
+ksft_plan 15
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 11); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	for i in $(seq 15); do ksft_skip "predict cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
@@ -33,7 +35,7 @@ ksft_expect_eq "all-reduce of 8 GPUs x 2 nodes over 10 GiB/s" \
 	"$(jq '.allreduce_s' dist.json | awk '{ printf "%.6f", $1 }')" "$want"
 
 # 4: GHN-2 nodes of the import = python3-onnx's expectation
-want=$(awk '$1 == "resnet50" { for (i = 2; i <= NF; i++) if ($i ~ /^ghn_nodes=/) print substr($i, 11) }' \
+want=$(awk '$1 == "onnx/resnet50" { for (i = 2; i <= NF; i++) if ($i ~ /^ghn_nodes=/) print substr($i, 11) }' \
 	"$D/onnx_expect.txt")
 ksft_expect_eq "predict graph -j: ResNet-50 nodes as onnx_expect.txt" \
 	"$("$T" -j predict graph "$D/onnx/resnet50.onnx" | jq .nodes)" "$want"
@@ -74,4 +76,28 @@ ksft_expect_eq "predict with the trained file names it" \
 "$T" -j predict eval --data small.csv --folds 3 --epochs 10 --hid 8 >eval.json 2>err.txt
 ksft_expect_eq "eval: 3 folds over 6 architectures, both MAPEs finite" \
 	"$(jq '.folds == 3 and .archs == 6 and .mape_ours > 0 and .mape_ernest > 0' eval.json 2>/dev/null)" true
+
+# 12-14: warnings come before the result, are in -j, and fail --strict
+"$T" predict "$D/test/eval_folded.onnx" --batch 2 >w.txt 2>err.txt
+ksft_check "eval-mode export: the first line is its warning" \
+	sh -c "head -1 w.txt | grep -q '^warning: eval-mode export'"
+"$T" -j predict "$D/test/unresolved.onnx" --batch 2 >w.json 2>err.txt
+ksft_expect_eq "-j: the unresolved-shapes warning is in .warnings" \
+	"$(jq '[.warnings[] | select(test("could not be inferred"))] | length' w.json)" 1
+"$T" predict "$D/test/unresolved.onnx" --batch 2 --strict >/dev/null 2>err.txt; rc=$?
+"$T" predict "$D/r224/onnx/resnet18.onnx" --batch 2 --strict >/dev/null 2>&1; rc2=$?
+ksft_check "--strict: exit 1 with a warning, 0 without" \
+	sh -c "[ $rc -eq 1 ] && [ $rc2 -eq 0 ] && grep -q 'strict' err.txt"
+
+# 15: predictor/data/r224/heldout.csv: runs of an architecture left out of
+# the built-in model's training, plain export; within the documented error
+tot=0; n=0
+while IFS=, read -r arch _ onnx batch _ _ _ _ t _; do
+	p=$("$T" -j predict "$D/r224/$onnx" --batch "$batch" | jq .compute_s)
+	ksft_diag "held out $arch batch $batch: measured $t s, predicted $p s"
+	tot=$(awk -v a="$tot" -v p="$p" -v m="$t" 'BEGIN { d = (p - m) / m; print a + (d < 0 ? -d : d) }')
+	n=$((n + 1))
+done < <(grep -v '^#\|^arch,' "$D/r224/heldout.csv")
+ksft_check "held-out plain export: $n runs, mean error within the documented 60 %" \
+	awk -v t="$tot" -v n="$n" 'BEGIN { exit !(n >= 3 && t / n < 0.60) }'
 ksft_finish

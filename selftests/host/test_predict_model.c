@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Predictor model file (round trip, truncation, corruption, versions),
- * NNLS against brute force, Ernest on exact data, the all-reduce formula,
- * and training on a synthetic target the features can explain.
+ * Predictor model file (round trip, truncation, corruption, versions; a
+ * version 1 file of the previous release predicts what that release's
+ * tandemctl printed), NNLS against brute force, Ernest on exact data, the
+ * all-reduce formula, training on a synthetic target the features can
+ * explain, and each out-of-distribution warning.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -13,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "internal.h"
+#include "dataset.h"
 
 static char *tmpname(const char *suffix)
 {
@@ -114,10 +117,14 @@ TEST_F(file, corrupt_is_an_error)
 	EXPECT_EQ(-EBADMSG, tp_model_load_mem(copy, self->len, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "magic"));
 	copy[0] = 'T';
-	copy[8] = 2;	/* version 2 */
+	copy[8] = 3;	/* a version from the future */
 	EXPECT_EQ(-EPROTONOSUPPORT, tp_model_load_mem(copy, self->len, &m2));
-	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 2")) TH_LOG("%s", tp_errmsg());
-	copy[8] = 1;
+	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 3")) TH_LOG("%s", tp_errmsg());
+	EXPECT_NE(NULL, strstr(tp_errmsg(), "retrain")) TH_LOG("%s", tp_errmsg());
+	copy[8] = 1;	/* version 1 cannot have the resolution feature */
+	EXPECT_EQ(-EBADMSG, tp_model_load_mem(copy, self->len, &m2));
+	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 1")) TH_LOG("%s", tp_errmsg());
+	copy[8] = 2;
 	copy[12] = 0xff, copy[13] = 0x7f;	/* absurd encoder width */
 	EXPECT_EQ(-EINVAL, tp_model_load_mem(copy, self->len, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "encoder width")) TH_LOG("%s", tp_errmsg());
@@ -126,6 +133,180 @@ TEST_F(file, corrupt_is_an_error)
 	ASSERT_EQ(0, write_bytes(self->path, self->buf, self->len - 10));
 	EXPECT_EQ(-EBADMSG, tp_model_load(self->path, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), self->path));
+}
+
+/* predictor/data/compat/default_v1.tpm is the previous release's built-in
+ * model (version 1); the numbers are what its tandemctl -j predict printed
+ * (compute_s) for these graphs and batch sizes. */
+TEST(version1_file_is_read_and_predicts_as_before)
+{
+	static const struct { const char *graph; double batch, compute_s; } ref[] = {
+		{ "predictor/data/onnx/resnet18.onnx", 8, 0.14750652725565799 },
+		{ "predictor/data/onnx/mobilenet_v2.onnx", 16, 0.13044461043846764 },
+	};
+	char warn[8][TP_WARN_LEN];
+	struct tp_model *m;
+	struct tp_job job;
+
+	ASSERT_EQ(0, tp_model_load("predictor/data/compat/default_v1.tpm", &m))
+		TH_LOG("%s", tp_errmsg());
+	EXPECT_EQ(1, tp_model_file_version(m));
+	ASSERT_EQ(0, tp_model_set_backend(m, TP_BACKEND_CPU));
+	for (size_t i = 0; i < sizeof(ref) / sizeof(ref[0]); i++) {
+		struct tp_prediction p;
+		struct tp_graph *g;
+
+		ASSERT_EQ(0, tp_graph_load_onnx(ref[i].graph, &g));
+		tp_job_default(&job);
+		job.batch = ref[i].batch;
+		ASSERT_EQ(0, tp_predict(m, g, &job, &p));
+		EXPECT_LE(fabs(p.compute_s - ref[i].compute_s), 1e-6 * ref[i].compute_s)
+			TH_LOG("%s: %.17g", ref[i].graph, p.compute_s);
+		/* it knows no training range: one warning saying so */
+		ASSERT_EQ(1, tp_ood_warnings(m, g, &job, warn, 8));
+		EXPECT_NE(NULL, strstr(warn[0], "version 1")) TH_LOG("%s", warn[0]);
+		tp_graph_free(g);
+	}
+	tp_model_free(m);
+}
+
+/* ---- out-of-distribution warnings: a model trained on four 32x32 graphs
+ * of one device, each trigger against a graph or job outside them ---- */
+
+FIXTURE(ood) {
+	struct tp_model *m;
+	struct tp_job job;
+	struct tp_device dev;
+	char warn[8][TP_WARN_LEN];
+};
+
+FIXTURE_SETUP(ood)
+{
+	static const char *const archs[] = { "resnet18", "darts002", "mobilenet_v3_small",
+					     "vgg11_gap" };
+	struct tp_model_config cfg;
+	struct tp_train_opts o;
+	struct tp_dataset *d;
+	char *csv = tmpname(".csv");
+	FILE *f = fopen(csv, "w");
+
+	ASSERT_NE(NULL, f);
+	fprintf(f, "# device: Test CPU; units 1; clock_ghz 2; mem_bw_gbs 0\n"
+		"arch,onnx,batch,gpus,nodes,time_median_s\n");
+	for (size_t a = 0; a < sizeof(archs) / sizeof(archs[0]); a++)
+		for (int b = 2; b <= 8; b *= 2)
+			fprintf(f, "%s,%s/predictor/data/onnx/%s.onnx,%d,1,1,%g\n", archs[a],
+				getenv("PWD") ? getenv("PWD") : ".", archs[a], b, 0.01 * b);
+	fclose(f);
+	ASSERT_EQ(0, tp_dataset_load(csv, &d)) TH_LOG("%s", tp_errmsg());
+	unlink(csv);
+	tp_model_config_default(&cfg);
+	cfg.hid = 8;
+	cfg.reg_hidden = 8;
+	tp_train_opts_default(&o);
+	o.epochs = 1;
+	ASSERT_EQ(0, tp_model_new(&cfg, 1, &self->m));
+	ASSERT_EQ(0, tp_train(self->m, d, NULL, &o, NULL)) TH_LOG("%s", tp_errmsg());
+	tp_dataset_free(d);
+	tp_job_default(&self->job);
+	self->job.batch = 4;
+	memset(&self->dev, 0, sizeof(self->dev));
+	snprintf(self->dev.name, sizeof(self->dev.name), "Test CPU");
+	self->job.dev = &self->dev;
+}
+
+FIXTURE_TEARDOWN(ood)
+{
+	tp_model_free(self->m);
+}
+
+/* the warnings of graph `path` for the fixture's job; 1 when one contains `what` */
+static int ood_has(struct __test_metadata *_metadata, FIXTURE_DATA(ood) *self,
+		   const char *path, const char *what)
+{
+	struct tp_graph *g;
+	int n, hit = 0;
+
+	if (tp_graph_load_onnx(path, &g)) {
+		TH_LOG("%s", tp_errmsg());
+		return -1;
+	}
+	n = tp_ood_warnings(self->m, g, &self->job, self->warn, 8);
+	for (int i = 0; i < n; i++) {
+		TH_LOG("%s: %s", path, self->warn[i]);
+		hit |= what && strstr(self->warn[i], what) != NULL;
+	}
+	tp_graph_free(g);
+	return what ? hit : n;
+}
+
+#define ONNX32 "predictor/data/onnx/"
+
+TEST_F(ood, in_distribution_has_no_warning)
+{
+	EXPECT_EQ(0, ood_has(_metadata, self, ONNX32 "resnet18.onnx", NULL));
+	EXPECT_EQ(0, ood_has(_metadata, self, ONNX32 "darts002.onnx", NULL));
+}
+
+TEST_F(ood, resolution)
+{
+	/* the tiny 64x64 graph: a resolution the model never saw */
+	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx",
+			     "resolution 64"));
+	EXPECT_EQ(0, ood_has(_metadata, self, ONNX32 "resnet18.onnx", "resolution"));
+}
+
+TEST_F(ood, flops_range)
+{
+	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "FLOPs"));
+	/* VGG-16-BN at 32x32: 6.6e8 FLOPs, twice VGG-11 (the largest trained) */
+	EXPECT_EQ(1, ood_has(_metadata, self, ONNX32 "vgg16_bn_gap.onnx", "FLOPs"));
+}
+
+TEST_F(ood, parameter_range)
+{
+	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "parameters"));
+	EXPECT_EQ(1, ood_has(_metadata, self, ONNX32 "wide_resnet50_2.onnx", "parameters"));
+}
+
+TEST_F(ood, op_type_never_seen)
+{
+	/* Resize (the Upsample) and LayerNormalization are in none of the four */
+	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "Resize"));
+	EXPECT_EQ(1, ood_has(_metadata, self, ONNX32 "vit_l4_d128_p8.onnx", "LayerNormalization"));
+}
+
+TEST_F(ood, workers_beyond_training)
+{
+	self->job.gpus = 2;
+	EXPECT_EQ(1, ood_has(_metadata, self, ONNX32 "resnet18.onnx", "GPU"));
+	self->job.gpus = 1;
+	self->job.nodes = 4;
+	EXPECT_EQ(1, ood_has(_metadata, self, ONNX32 "resnet18.onnx", "all-reduce"));
+}
+
+TEST_F(ood, other_device)
+{
+	snprintf(self->dev.name, sizeof(self->dev.name), "NVIDIA H100");
+	EXPECT_EQ(1, ood_has(_metadata, self, ONNX32 "resnet18.onnx", "not the profiled"));
+	self->job.dev = NULL;	/* the model's own device */
+	EXPECT_EQ(0, ood_has(_metadata, self, ONNX32 "resnet18.onnx", NULL));
+}
+
+TEST_F(ood, range_survives_the_model_file)
+{
+	char *path = tmpname(".tpm");
+	struct tp_model *m2;
+
+	ASSERT_EQ(0, tp_model_save(self->m, path));
+	ASSERT_EQ(0, tp_model_load(path, &m2)) TH_LOG("%s", tp_errmsg());
+	unlink(path);
+	EXPECT_EQ(2, tp_model_file_version(m2));
+	tp_model_free(self->m);
+	self->m = m2;	/* freed by the teardown */
+	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "Resize"));
+	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "resolution"));
+	EXPECT_EQ(0, ood_has(_metadata, self, ONNX32 "resnet18.onnx", NULL));
 }
 
 /* Lawson-Hanson against enumeration of all active sets (the NNLS optimum

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ONNX import of the committed graphs against python3-onnx: node counts
- * and op-type histograms from onnx's own parser, and GHN-2 node/edge
- * counts, primitive histograms, parameter counts and FLOPs from an
- * independent Python implementation of the import rules
- * (predictor/tools/onnx_expect.py -> predictor/data/onnx_expect.txt).
+ * and op-type histograms from onnx's own parser; the shape of every node
+ * output from onnx's infer_shapes(data_prop=True) (numpy folding where onnx
+ * stops), with the importer's own inference and no value_info; GHN-2
+ * node/edge counts, primitive histograms, parameter counts, FLOPs and
+ * activation sizes from an independent Python implementation of the import
+ * rules (predictor/tools/onnx_expect.py -> predictor/data/{onnx,shape}_expect.txt).
+ * Eval-mode exports and graphs with data-dependent shapes are reported.
  * Then bad input: truncated, garbage, empty, huge files and broken text
  * graphs must give a clear error.
  */
@@ -16,8 +19,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "internal.h"
-#include "onnx.h"
+#include "import.h"
 
 #define DATA "predictor/data/"
 
@@ -83,6 +85,24 @@ static void check_raw(struct __test_metadata *_metadata, const char *arch, const
 	EXPECT_EQ(hist_total(ops), (long)m->nnodes);
 }
 
+/* "F1,F2,..": the FLOPs by enum tp_flop_class, which add up to flops */
+static void check_flops_by(struct __test_metadata *_metadata, const char *arch, const char *list,
+			   const struct tp_graph_stats *st)
+{
+	double sum = 0;
+	char *end;
+
+	ASSERT_NE(NULL, list) TH_LOG("%s: no flops_by", arch);
+	for (int k = 0; k < TP_FLOP_CLASSES; k++, list = end + (*end == ',')) {
+		double want = strtod(list, &end);
+
+		EXPECT_LE(fabs(want - st->flops_by[k]), 1e-9 * st->flops)
+			TH_LOG("%s: flops class %d: %g vs %g", arch, k, want, st->flops_by[k]);
+		sum += st->flops_by[k];
+	}
+	EXPECT_LE(fabs(sum - st->flops), 1e-9 * st->flops) TH_LOG("%s", arch);
+}
+
 static void check_ghn(struct __test_metadata *_metadata, const char *arch, const char *line,
 		      const struct tp_graph *g)
 {
@@ -104,13 +124,19 @@ static void check_ghn(struct __test_metadata *_metadata, const char *arch, const
 	EXPECT_EQ(strtod(field(line, "params"), NULL), st.params) TH_LOG("%s", arch);
 	flops = strtod(field(line, "flops"), NULL);
 	EXPECT_LE(fabs(flops - st.flops), 1e-9 * flops) TH_LOG("%s: %g vs %g", arch, flops, st.flops);
+	flops = strtod(field(line, "acts"), NULL);
+	EXPECT_LE(fabs(flops - st.act_elems), 1e-9 * flops)
+		TH_LOG("%s: activations %g vs %g", arch, flops, st.act_elems);
+	check_flops_by(_metadata, arch, field(line, "flops_by"), &st);
 	EXPECT_TRUE(st.shapes_known);
+	EXPECT_EQ(0, st.unresolved) TH_LOG("%s: %s", arch, st.unresolved_at);
+	EXPECT_EQ(0, st.eval_bn + st.folded_bn) TH_LOG("%s", arch);
 }
 
 TEST(committed_graphs_match_python_onnx)
 {
 	FILE *f = fopen(DATA "onnx_expect.txt", "r");
-	char line[8192], arch[128], path[512];
+	char line[16384], arch[128], path[512];
 	int graphs = 0;
 
 	ASSERT_NE(NULL, f);
@@ -123,7 +149,7 @@ TEST(committed_graphs_match_python_onnx)
 		if (line[0] == '#' || sscanf(line, "%127s", arch) != 1)
 			continue;
 		line[strcspn(line, "\n")] = ' ';
-		snprintf(path, sizeof(path), DATA "onnx/%s.onnx", arch);
+		snprintf(path, sizeof(path), DATA "%s.onnx", arch);
 		ASSERT_EQ(0, tp_read_file(path, ONNX_MAX_FILE, &buf, &len)) TH_LOG("%s", tp_errmsg());
 		ASSERT_EQ(0, onnx_parse(buf, len, &m)) TH_LOG("%s: %s", arch, tp_errmsg());
 		check_raw(_metadata, arch, line, &m);
@@ -137,6 +163,158 @@ TEST(committed_graphs_match_python_onnx)
 	fclose(f);
 	EXPECT_GE(graphs, 60);
 	TH_LOG("%d graphs checked", graphs);
+}
+
+/* "d0xd1x.." / "[]" / "?" against an inferred shape */
+static bool shape_matches(const char *tok, const struct onnx_value *v)
+{
+	char *end;
+	int k = 0;
+
+	if (!strcmp(tok, "?"))
+		return true;	/* onnx could not tell either: nothing to compare */
+	if (!strcmp(tok, "[]"))
+		return v->rank == 0;
+	for (const char *p = tok; *p; p = *end ? end + 1 : end, k++) {
+		long long d = strtoll(p, &end, 10);
+
+		if (k >= v->rank || v->dims[k] != d)
+			return false;
+	}
+	return k == v->rank;
+}
+
+static int check_shapes(struct __test_metadata *_metadata, char *line, int *tensors)
+{
+	char *save, *arch = strtok_r(line, " \n", &save), path[512];
+	struct onnx_value *v = NULL;
+	struct onnx_model m;
+	uint32_t n = 0, i = 0;
+	int bad = 0;
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(path, sizeof(path), DATA "%s.onnx", arch);
+	if (tp_read_file(path, ONNX_MAX_FILE, &buf, &len) || onnx_parse(buf, len, &m)) {
+		TH_LOG("%s: %s", path, tp_errmsg());
+		return 1;
+	}
+	/* the importer's inference alone: the committed value_info is ignored */
+	EXPECT_EQ(0, tp_onnx_infer_shapes(&m, TP_IMPORT_NO_VALUE_INFO, &v, &n)) TH_LOG("%s", arch);
+	for (char *tok; (tok = strtok_r(NULL, " \n", &save)); i++) {
+		if (i >= n || !shape_matches(tok, &v[i])) {
+			if (bad++ < 3)
+				TH_LOG("%s: output %u (%.*s): onnx %s, importer rank %d", arch, i,
+				       i < n ? (int)v[i].name.n : 0, i < n ? v[i].name.p : "",
+				       tok, i < n ? v[i].rank : -2);
+		}
+		(*tensors)++;
+	}
+	EXPECT_EQ(n, i) TH_LOG("%s: %u outputs, %u expected", arch, n, i);
+	free(v);
+	onnx_free(&m);
+	free(buf);
+	return bad;
+}
+
+TEST(shapes_match_onnx_infer_shapes)
+{
+	FILE *f = fopen(DATA "shape_expect.txt", "r");
+	int graphs = 0, tensors = 0, bad = 0;
+	char *line = NULL;
+	size_t cap = 0;
+
+	ASSERT_NE(NULL, f);
+	while (getline(&line, &cap, f) > 0) {
+		if (line[0] == '#')
+			continue;
+		bad += check_shapes(_metadata, line, &tensors);
+		graphs++;
+	}
+	free(line);
+	fclose(f);
+	EXPECT_EQ(0, bad);
+	EXPECT_GE(graphs, 80);
+	TH_LOG("%d graphs, %d tensors checked", graphs, tensors);
+}
+
+/* The 32x32 graphs carry onnx's value_info: with or without it, the same. */
+TEST(value_info_changes_nothing)
+{
+	static const char *const archs[] = { "resnet18", "vit_l4_d128_p8", "shufflenet_v2_x1_0",
+					     "darts001", "densenet121", "efficientnet_b0" };
+
+	for (size_t a = 0; a < sizeof(archs) / sizeof(archs[0]); a++) {
+		struct tp_graph_stats s1, s2;
+		struct tp_graph *g1, *g2;
+		char path[256];
+		uint8_t *buf;
+		size_t len;
+
+		snprintf(path, sizeof(path), DATA "onnx/%s.onnx", archs[a]);
+		ASSERT_EQ(0, tp_read_file(path, ONNX_MAX_FILE, &buf, &len));
+		ASSERT_EQ(0, tp_import_onnx(buf, len, 0, &g1)) TH_LOG("%s", tp_errmsg());
+		ASSERT_EQ(0, tp_import_onnx(buf, len, TP_IMPORT_NO_VALUE_INFO, &g2));
+		tp_graph_get_stats(g1, &s1);
+		tp_graph_get_stats(g2, &s2);
+		EXPECT_EQ(s1.flops, s2.flops) TH_LOG("%s", archs[a]);
+		EXPECT_EQ(s1.act_elems, s2.act_elems) TH_LOG("%s", archs[a]);
+		EXPECT_EQ(s1.params, s2.params) TH_LOG("%s", archs[a]);
+		EXPECT_TRUE(s2.shapes_known) TH_LOG("%s", archs[a]);
+		tp_graph_free(g1);
+		tp_graph_free(g2);
+		free(buf);
+	}
+}
+
+static void load_stats(struct __test_metadata *_metadata, const char *path,
+		       struct tp_graph_stats *st, char (*warn)[TP_WARN_LEN], int *nwarn)
+{
+	struct tp_graph *g;
+
+	ASSERT_EQ(0, tp_graph_load_onnx(path, &g)) TH_LOG("%s", tp_errmsg());
+	tp_graph_get_stats(g, st);
+	*nwarn = tp_graph_warnings(g, warn, 8);
+	tp_graph_free(g);
+}
+
+/* torch.onnx.export's default (eval) folds BatchNorm into the convolution
+ * (predictor/tools/test_graphs.py); where it cannot, BatchNorm stays in
+ * inference mode. Both are reported; a training-mode export is not. */
+TEST(eval_mode_export_is_reported)
+{
+	char warn[8][TP_WARN_LEN];
+	struct tp_graph_stats st;
+	int n;
+
+	load_stats(_metadata, DATA "test/eval_folded.onnx", &st, warn, &n);
+	EXPECT_EQ(1, st.folded_bn);
+	ASSERT_EQ(1, n);
+	EXPECT_NE(NULL, strstr(warn[0], "eval-mode export")) TH_LOG("%s", warn[0]);
+	load_stats(_metadata, DATA "test/eval_bn.onnx", &st, warn, &n);
+	EXPECT_EQ(1, st.eval_bn);
+	ASSERT_EQ(1, n);
+	EXPECT_NE(NULL, strstr(warn[0], "TRAINING")) TH_LOG("%s", warn[0]);
+	load_stats(_metadata, DATA "test/ood_tiny.onnx", &st, warn, &n);	/* same net, training */
+	EXPECT_EQ(0, st.eval_bn + st.folded_bn);
+	EXPECT_EQ(0, n);
+}
+
+/* Shapes after NonZero depend on data: reported, with the op that lost them. */
+TEST(unresolved_shapes_are_reported)
+{
+	char warn[8][TP_WARN_LEN];
+	struct tp_graph_stats st;
+	int n;
+
+	load_stats(_metadata, DATA "test/unresolved.onnx", &st, warn, &n);
+	EXPECT_EQ(3, st.unresolved);	/* NonZero, Reshape, Relu */
+	EXPECT_FALSE(st.shapes_known);
+	EXPECT_NE(NULL, strstr(st.unresolved_at, "NonZero")) TH_LOG("%s", st.unresolved_at);
+	ASSERT_EQ(1, n);
+	EXPECT_NE(NULL, strstr(warn[0], "could not be inferred")) TH_LOG("%s", warn[0]);
+	/* the Conv before them is counted: 2 x 8x8 outputs x 4 x 27 */
+	EXPECT_EQ(2.0 * 64 * 4 * 27, st.flops);
 }
 
 static int import_bytes(const void *buf, size_t len)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The VM rig reports what it must: a passing script passes, and a kernel
-# warning in dmesg, a failing test, or a hang each make the rig fail.
+# warning in dmesg, a failing test, or a hang each make the rig fail; a
+# module built for another kernel than the one to boot is refused.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
-ksft_plan 3
+ksft_plan 4
 if [ ! -r "$top/kmod/tandem.ko" ] || ! command -v qemu-system-x86_64 >/dev/null; then
-	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "splat"; ksft_skip "hang"; ksft_finish
+	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "splat"; ksft_skip "hang"; ksft_skip "vermagic"
+	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-rig-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,5 +34,16 @@ if ! run hang.sh --vm-timeout 25 && grep -q "vm-did-not-finish" "$tmp/logs/vm.re
 	ksft_pass "a hang is a failure, with the console tail"
 else
 	sed 's/^/# /' "$tmp/hang.sh.out"; ksft_fail "a hang is a failure"
+fi
+# two kernels: hand the rig one kernel's module while it boots the other
+ko=$(readlink -f "$top/kmod/tandem.ko")
+built=$(modinfo -F vermagic "$ko" | awk '{print $1}')
+other=$(ls -1 /boot | sed -n 's/^vmlinuz-//p' | grep -vxF "$built" | head -n 1)
+if [ -z "$other" ]; then
+	ksft_skip "a module built for another kernel is refused" "one kernel in /boot"
+elif ! RIG_KO=$ko run ok.sh --kernel "$other" && grep -q "built for '$built', not for the kernel to boot ($other)" "$tmp/ok.sh.out"; then
+	ksft_pass "a module built for $built is refused when booting $other"
+else
+	sed 's/^/# /' "$tmp/ok.sh.out"; ksft_fail "a module built for another kernel is refused"
 fi
 ksft_finish

@@ -23,22 +23,26 @@ TESTS=$(arg tests); TESTS=${TESTS:-*}
 TIMEOUT=$(arg timeout); TIMEOUT=${TIMEOUT:-300}
 SCRIPT=$(arg script)
 export VM_MODE=$(arg mode)
+export DATA_FS=$(arg fs) VM_KERNEL=$(arg kernel) HOST_TOP=$(arg top)
 export TANDEM_KO=/lib/tandem/tandem.ko DATA=/mnt/data TANDEM_VM=1 TERM=dumb
 
 while read -r m; do
 	[ -n "$m" ] && insmod "$m" 2>/dev/null
 done </etc/vm-modules
 [ -x /etc/vm-setup.sh ] && . /etc/vm-setup.sh
-if mount -t ext4 /dev/vda /mnt/data; then
+if mount -t "${DATA_FS:-ext4}" /dev/vda /mnt/data; then
 	:
 else
-	echo "rig: cannot mount /dev/vda" >/dev/ttyS1
+	echo "rig: cannot mount /dev/vda ($DATA_FS)" >/dev/ttyS1
 fi
+mkdir -p /host
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /host 2>/dev/null ||
+	rmdir /host
 echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
 dmesg -c >/tmp/dmesg.boot
 
 exec 3>/dev/ttyS1
-splat='WARNING:|BUG:|Oops|general protection fault|kernel BUG|UBSAN:|KASAN:|refcount_t:|list_add corruption|list_del corruption|still has objects|tandem: .*leak|hung_task|soft lockup|rcu_sched self-detected|Call Trace:'
+splat='WARNING:|BUG:|BUG [^ ]+ \(|Oops|general protection fault|kernel BUG|UBSAN:|KASAN:|refcount_t:|list_add corruption|list_del corruption|still has objects|tandem: .*leak|hung_task|soft lockup|rcu_sched self-detected|Call Trace:'
 
 check_dmesg() { # $1 = name, $2 = exit status; reports splats and failures
 	dmesg -c >/tmp/dmesg.cur
@@ -54,6 +58,7 @@ check_dmesg() { # $1 = name, $2 = exit status; reports splats and failures
 
 echo "TAP version 13" >&3
 echo "# rig: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, nodes: $(ls -d /sys/devices/system/node/node* | sed 's/.*node//' | tr '\n' ' ')mode ${VM_MODE:-numa}" >&3
+echo "# rig: data disk ${DATA_FS:-ext4}, host root $( [ -d /host/usr ] && echo "at /host" || echo "not shared")" >&3
 echo "# rig: boot-to-tests $(cut -d' ' -f1 /proc/uptime) s" >&3
 check_dmesg boot
 if [ -f /tmp/vm-setup.status ]; then	# the mode's setup reports as a test
@@ -71,13 +76,21 @@ if [ -n "$SCRIPT" ]; then
 else
 	for t in /tests/*; do
 		name=${t##*/}
-		case $name in $TESTS) ;; *) continue ;; esac
+		match=0	# TESTS: globs separated by commas (not expanded here)
+		set -f
+		for pat in $(echo "$TESTS" | tr ',' ' '); do
+			case $name in $pat) match=1 ;; esac
+		done
+		set +f
+		[ $match -eq 1 ] || continue
 		echo "# vm-begin $name" >&3
+		t0=$(cut -d' ' -f1 /proc/uptime)
 		case $name in
 		*.sh) (cd /tmp && timeout "$TIMEOUT" sh "$t") >&3 2>&1 ;;
 		*) (cd /tmp && timeout "$TIMEOUT" "$t") >&3 2>&1 ;;
 		esac
 		st=$?
+		echo "# vm-time $name $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN {printf "%.1f", b - a}') s" >&3
 		echo "# vm-end $name $st" >&3
 		check_dmesg "$name" $st
 		grep -q '^tandem ' /proc/modules && rmmod tandem 2>/dev/null
@@ -87,4 +100,5 @@ fi
 echo "# vm-done" >&3
 sync
 umount /mnt/data 2>/dev/null
+umount /host 2>/dev/null
 poweroff -f

@@ -11,7 +11,8 @@
 #     --smp N          vCPUs, default 2
 #     --timeout S      per-test timeout inside the VM, default 300
 #     --vm-timeout S   whole-VM wall-clock limit, default 1500
-#     --tests GLOB     run only tests whose file name matches GLOB
+#     --tests GLOB     run only tests whose file name matches GLOB (or one of
+#                      several globs separated by commas)
 #     --script FILE    run FILE (sh, in /mnt/data) instead of the tests
 #     --files DIR      copy DIR's contents to /extra in the VM
 #     --mode MODE      how node 1's memory reaches the guest (VM_MODE there):
@@ -25,6 +26,16 @@
 #                            tests only; disk DMA into it hangs the guest)
 #                      Per-mode files: selftests/vm/modes/MODE/{modules.txt,
 #                      extra-bins.txt,setup.sh}
+#     --kernel KVER    boot /boot/vmlinuz-KVER with $B/kmod/KVER/tandem.ko
+#                      (make module KVER=..., make vm-modules); default: $KVER,
+#                      else the oldest -amd64 kernel in /boot (Debian 12's own).
+#                      The rig refuses a module whose vermagic names another
+#                      kernel. Results of a kernel other than the default carry
+#                      "@MAJOR.MINOR" (and tests see $VM_KERNEL)
+#     --fs FS          data disk filesystem: ext4 (default) or xfs (Debian's
+#                      xfsprogs; tests see $DATA_FS; results carry "@xfs")
+#     --append ARGS    more kernel command-line parameters
+# The host's root is shared read-only (9p) at /host in the VM.
 #     --quiet          do not stream the TAP to stdout
 # Exit status: 0 when every test passed or skipped, the VM finished, and
 # dmesg showed no oops/warning; 1 otherwise. Results per test program go to
@@ -34,9 +45,11 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/results.sh"
 B=${B:-build}
-KVER=${KVER:-$(ls -1 /lib/modules 2>/dev/null | sort -V | grep -- '-amd64$' | tail -n 1)}
+# the default kernel: the oldest -amd64 image, Debian 12's own 6.1 here
+kdefault=$(ls -1 /boot 2>/dev/null | sed -n 's/^vmlinuz-\(.*-amd64\)$/\1/p' | sort -V | head -n 1)
+KVER=${KVER:-$kdefault}
 node0=384 node1=256 disk=2048 bps=52428800 smp=2 ttimeout=300 vmtimeout=1500
-tests='*' script='' files='' mode=numa quiet=0
+tests='*' script='' files='' mode=numa quiet=0 fs=ext4 extra_append=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--node0-mb) node0=$2; shift ;;
@@ -50,6 +63,9 @@ while [ $# -gt 0 ]; do
 	--script) script=$2; shift ;;
 	--files) files=$2; shift ;;
 	--mode) mode=$2; shift ;;
+	--kernel) KVER=$2; shift ;;
+	--fs) fs=$2; shift ;;
+	--append) extra_append=$2; shift ;;
 	--quiet) quiet=1 ;;
 	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-vm.sh: unknown option $1" >&2; exit 2 ;;
@@ -60,9 +76,16 @@ case $mode in
 numa|kmem|cxl) ;;
 *) echo "run-vm.sh: --mode numa|kmem|cxl, not '$mode'" >&2; exit 2 ;;
 esac
+case $fs in
+ext4|xfs) ;;
+*) echo "run-vm.sh: --fs ext4|xfs, not '$fs'" >&2; exit 2 ;;
+esac
 modedir=$top/selftests/vm/modes/$mode
-sfx=''	# result names carry the mode, except the default's
+sfx=''	# result names carry the mode and the kernel, except the defaults'
 [ "$mode" = numa ] || sfx=@$mode
+kshort=$(echo "$KVER" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+[ "$KVER" = "$kdefault" ] || sfx=$sfx@$kshort
+[ "$fs" = ext4 ] || sfx=$sfx@$fs
 
 vm=$top/$B/vm
 [ -n "${VM_LOGDIR:-}" ] && vm=$VM_LOGDIR/image
@@ -79,9 +102,13 @@ fail_rig() { # the rig itself failed: count one failure
 }
 
 kernel=/boot/vmlinuz-$KVER
+ko=${RIG_KO:-$top/$B/kmod/$KVER/tandem.ko}	# RIG_KO=FILE: another module file
 [ -r "$kernel" ] || fail_rig "no kernel $kernel (make deps)"
-[ -r "$top/kmod/tandem.ko" ] || fail_rig "kmod/tandem.ko not built (make)"
+[ -r "$ko" ] || fail_rig "no tandem.ko built for $KVER: make module KVER=$KVER (or make vm-modules)"
+vermagic=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{print $1}')
+[ "$vermagic" = "$KVER" ] || fail_rig "$ko is built for '$vermagic', not for the kernel to boot ($KVER)"
 command -v qemu-system-x86_64 >/dev/null || fail_rig "qemu-system-x86_64 missing (make deps)"
+[ "$fs" = ext4 ] || command -v "mkfs.$fs" >/dev/null || fail_rig "mkfs.$fs missing (make deps)"
 
 # copy an ELF and the shared libraries it needs (ldd) into the image
 copy_elf() {
@@ -102,7 +129,7 @@ build_image() {
 	chmod +x "$root/init"
 	: >"$root/etc/vm-modules"
 	# shellcheck disable=SC2013
-	for m in $(cat "$top/selftests/vm/modules.txt" "$modedir/modules.txt" 2>/dev/null | grep -v '^\s*#'); do
+	for m in $(cat "$top/selftests/vm/modules.txt" "$modedir/modules.txt" 2>/dev/null | grep -v '^\s*#') $fs; do
 		# --ignore-install: libnvdimm's modprobe.d "install" rule hides its insmod line
 		modprobe -S "$KVER" --ignore-install --show-depends "$m" 2>/dev/null | while read -r line; do
 			case $line in insmod\ *) ;; *) continue ;; esac
@@ -113,7 +140,7 @@ build_image() {
 			echo "$f" >>"$root/etc/vm-modules"
 		done
 	done
-	cp "$top/kmod/tandem.ko" "$root/lib/tandem/tandem.ko"
+	cp "$ko" "$root/lib/tandem/tandem.ko"
 	[ -x "$top/$B/tandemctl" ] && copy_elf "$top/$B/tandemctl" /usr/bin/tandemctl
 	for f in $(cat "$top/selftests/vm/extra-bins.txt" "$modedir/extra-bins.txt" 2>/dev/null | grep -v '^\s*#'); do
 		if [ -x "$f" ]; then copy_elf "$f" "$f"; else echo "vm: note: $f not found, not in the image" >&2; fi
@@ -140,14 +167,21 @@ build_image || fail_rig "could not build the initramfs"
 img=$vm/data.img
 rm -f "$img"
 truncate -s "${disk}M" "$img"
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L tandem-data "$img" || fail_rig "mkfs.ext4 failed"
+case $fs in
+ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L tandem-data "$img" ;;
+xfs) mkfs.xfs -q -f -L tandem-data "$img" ;;
+esac || fail_rig "mkfs.$fs failed"
 
 throttle=""
 [ "$bps" -gt 0 ] && throttle=",throttling.bps-total=$bps"
 console=$logdir/console.log
 tap=$logdir/tap.log
 : >"$console"; : >"$tap"
-append="console=ttyS0 loglevel=5 panic=-1 tandem.timeout=$ttimeout tandem.tests=$tests tandem.mode=$mode"
+# slab debugging (sanity checks, red zones, poisoning) of tandem.ko's own
+# caches: a use after free or an overrun there is reported as "BUG <cache>"
+append="console=ttyS0 loglevel=5 panic=-1 slub_debug=FZP,tandem_* tandem.timeout=$ttimeout"
+append="$append tandem.tests=$tests tandem.mode=$mode tandem.fs=$fs tandem.kernel=$kshort"
+append="$append tandem.top=$top $extra_append"	# the checkout, as seen in /host
 [ -n "$script" ] && append="$append tandem.script=$(basename "$script")"
 # node 0 (CPUs, RAM) and node 1 (memory only) as the mode wants them
 diskbus=''
@@ -190,6 +224,8 @@ timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
 	-kernel "$kernel" -initrd "$vm/initramfs.cpio" -append "$append" \
 	-drive "file=$img,if=none,id=data,format=raw$throttle" \
 	-device "virtio-blk-pci,drive=data$diskbus" \
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot$diskbus" \
 	-nic none -no-reboot -display none -monitor none \
 	-serial "file:$console" -serial "file:$tap" &
 qpid=$!

@@ -23,6 +23,12 @@ tier_of() {
 # dax_to_ram DAXDEV: reconfigure it as system RAM (kmem), online movable, the
 # default of daxctl and of CXL memory on distributions
 dax_to_ram() {
+	# Debian's 6.12 onlines hot-added memory itself (auto_online_blocks
+	# "online"), which daxctl refuses ("kernel policy will auto-online
+	# memory, aborting"): leave it offline so daxctl onlines it movable,
+	# as on 6.1
+	[ -w /sys/devices/system/memory/auto_online_blocks ] &&
+		echo offline >/sys/devices/system/memory/auto_online_blocks
 	if /usr/bin/daxctl reconfigure-device --mode=system-ram "$1" >/tmp/daxctl.out 2>&1; then
 		ksft_pass "daxctl reconfigure-device --mode=system-ram $1"
 	else

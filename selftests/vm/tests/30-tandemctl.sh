@@ -67,7 +67,7 @@ ksft_check "umount refused while a dataset pins it" sh -c "! umount /mnt/data 2>
 ksft_expect_eq "dataset del prints one line" "$(tandemctl dataset del train)" "dataset 1 unregistered"
 if umount /mnt/data; then
 	ksft_pass "umount allowed after del"
-	mount -t ext4 /dev/vda /mnt/data
+	mount -t "${DATA_FS:-ext4}" /dev/vda /mnt/data
 else
 	ksft_fail "umount allowed after del"
 fi

@@ -33,7 +33,7 @@ ksft_diag "Slab: $slab0 kB before, $slab1 kB after"
 ksft_check "slab total did not grow by more than 512 kB" [ $((slab1 - slab0)) -lt 512 ]
 if umount /mnt/data; then
 	ksft_pass "no dentry or mount pinned after unload"
-	mount -t ext4 /dev/vda /mnt/data
+	mount -t "${DATA_FS:-ext4}" /dev/vda /mnt/data
 else
 	ksft_fail "no dentry or mount pinned after unload"
 fi
