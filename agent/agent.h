@@ -114,6 +114,8 @@ struct tandem_agent_opts {
 	uint32_t max_hold_s;		/* cap on every hold, 1 .. 86400 */
 	uint32_t auto_ms;		/* fixed rules: what "auto" staggers by */
 	unsigned int max_conns;		/* open connections, held ones included */
+	/* a non-root uid's open connections; all non-root ones together get max_conns / 2 */
+	unsigned int max_user_conns;
 	unsigned int request_timeout_ms;
 };
 
@@ -125,6 +127,9 @@ struct tandem_agent {
 	FILE *log;
 	struct tandem_agent_conn *conns;
 	unsigned int nconns;
+	unsigned int nconns_user;	/* of them, from non-root peers */
+	uint64_t accept_paused_until;	/* out of fds: accept again then (Unix ms), 0: not paused */
+	uint64_t accept_refused;	/* connections refused (busy) or not accepted (no fd) */
 	struct tandem_agent_inst *insts;
 	struct tandem_agent_dataset *datasets;
 	uint64_t next_id;

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"                    [--profile-dir DIR] [--min-gain F] [--recheck SECONDS]\n"
 		"                    [--max-hold SECONDS] [--auto-stagger SECONDS]\n"
 		"                    [--no-tracker] [--tracker-pages N] [--no-module]\n"
-		"                    [--node NAME] [--max-conns N]\n"
+		"                    [--node NAME] [--max-conns N] [--max-user-conns N]\n"
 		"  --socket PATH        UNIX socket (default %s)\n"
 		"  --log FILE           per-node decision log, '-' for stderr (default none)\n"
 		"  --metrics-dir DIR    write DIR/tandem_agent.prom (node_exporter textfile)\n"
@@ -39,7 +39,9 @@ static void usage(FILE *f)
 		"  --tracker-pages N    page states when the agent loads the tracker (default %d)\n"
 		"  --no-module          do not register datasets with tandem.ko\n"
 		"  --node NAME          node label in the metrics (default: host name)\n"
-		"  --max-conns N        open connections, held tasks included (default 4096)\n",
+		"  --max-conns N        open connections, held tasks included (default 4096);\n"
+		"                       users (not root) together get half of them\n"
+		"  --max-user-conns N   open connections of one user, not root (default 16)\n",
 		TANDEM_AGENT_SOCKET, MODEL_POLICY_PROFILE_DIR, MO_MIN_GAIN, TRACKER_DEFAULT_MAX_PAGES);
 }
 
@@ -114,6 +116,7 @@ static int parse_args(int argc, char **argv, struct tandem_agent_opts *o,
 		{ "auto-stagger", required_argument, NULL, 'a' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "max-conns", required_argument, NULL, 'c' },
+		{ "max-user-conns", required_argument, NULL, 'u' },
 		{ "profile-dir", required_argument, NULL, 'P' },
 		{ "min-gain", required_argument, NULL, 'g' },
 		{ "recheck", required_argument, NULL, 'r' },
@@ -150,6 +153,11 @@ static int parse_args(int argc, char **argv, struct tandem_agent_opts *o,
 			if (parse_num("--max-conns", optarg, 1, 65536, &v))
 				return -1;
 			o->max_conns = (unsigned int)v;
+			break;
+		case 'u':
+			if (parse_num("--max-user-conns", optarg, 1, 65536, &v))
+				return -1;
+			o->max_user_conns = (unsigned int)v;
 			break;
 		case 'h':
 			usage(stdout);

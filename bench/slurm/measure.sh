@@ -23,9 +23,12 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/slurm-rig.sh"
-T=$top/${B:-build}/tandemctl
-AGENT=$top/${B:-build}/tandem-agent
-SO=$top/${B:-build}/slurm/tandem_spank.so
+# BENCH_BIN: a copy of the build's tandemctl, tandem-agent and slurm/tandem_spank.so,
+# so that a rebuild during a series does not change what it measures
+BIN=${BENCH_BIN:-$top/${B:-build}}
+T=$BIN/tandemctl
+AGENT=$BIN/tandem-agent
+SO=$BIN/slurm/tandem_spank.so
 LS=$top/scripts/loopstore.sh
 PY=/usr/bin/python3
 EX=$top/examples/pytorch
