@@ -42,7 +42,7 @@ PROF=$BASE/profiles
 export LOOPSTORE_STATE=$BASE/ls-state
 export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-sl16}
 JOBARGS="--arch shufflenet_v2_x0_5 --size 32 --batch-size 64 --workers 2 --epochs 2"
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$BASE"
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 L0=$(load)
