@@ -10,6 +10,8 @@
 #
 #   measure.sh setup                the store and the dataset (2000 JPEGs, 92 MiB)
 #   measure.sh calibrate            tandemctl calibrate on the store -> the profile
+#   measure.sh profile              the profile the agent uses: calibrate's, with the
+#                                   job's epochs and CPU per byte (CORES, default 1.83)
 #   measure.sh solo                 one job alone: its makespan (online fractions use it)
 #   measure.sh array CONF           4 jobs at once: sbatch --array=0-3, CONF none | auto | 10
 #                                   (none: no --tandem-*; auto: the agent's model; 10: SECONDS)
@@ -116,15 +118,34 @@ case ${1:-} in
 setup)
 	"$LS" up --size 512 --bps "$CAP" --dir "$MNT" --name "$NAME" --image "$BASE/store.img"
 	[ -d "$DS" ] || $PY "$EX/gen_dataset.py" "$DS" --classes 4 --per-class 500 --size 256 --noise 0.2
+	# calibrate reads a flat folder: the same files (same inodes, same page cache), linked
+	if [ ! -d "$MNT/flat" ]; then
+		mkdir -p "$MNT/flat"
+		for f in "$DS"/*/*; do
+			ln "$f" "$MNT/flat/$(basename "$(dirname "$f")")-$(basename "$f")"
+		done
+	fi
 	chmod -R a+rX "$MNT"
 	mkdir -p "$PROF"
 	"$LS" status "$NAME"
 	;;
 calibrate)
 	cold
-	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$DS" --sample 48M --readers 2 --warm-time 12 \
-		-o "$PROF/train.json" -- $PY "$EX/train.py" "$DS" $JOBARGS
+	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$MNT/flat" --sample 48M --readers 2 --warm-time 12 \
+		-o "$PROF/flat.json" -- $PY "$EX/train.py" "$DS" $JOBARGS
+	# the jobs name the ImageFolder root: the profile is the same files under that path
+	jq --arg p "$(realpath "$DS")" '.dataset.path = $p' "$PROF/flat.json" >"$BASE/train.calibrated.json"
+	rm "$PROF/flat.json"
 	cold
+	bash "$0" profile
+	;;
+profile)
+	# what calibrate does not know, as an administrator adds it: the job's epochs (2), and
+	# its CPU per byte (CORES busy at the warm rate; 1.83 for this job with 2 workers,
+	# Documentation/validation.md "CPU sharing"), so that the model sees 4 jobs share 2 CPUs
+	jq --argjson c "${CORES:-1.83}" '.instances[0].epochs = 2 |
+		.instances[0].cpu_s_per_byte = $c / .instances[0].rate_bps' \
+		"$BASE/train.calibrated.json" >"$PROF/train.json"
 	record calibrate "$(jq -c '{bw: .storage.bandwidth_bps, eta: .storage.eta, rate: .instances[0].rate_bps, bytes: .dataset.bytes}' "$PROF/train.json")"
 	;;
 solo)
