@@ -180,7 +180,7 @@ online)
 	# A's start is its first output line
 	for _ in $(seq 600); do grep -q '^start' "$run_dir/out/A.out" 2>/dev/null && break; sleep 0.05; done
 	t_a=$(awk '$1 == "start" { print $2 }' "$run_dir/out/A.out")
-	sleep "$(awk -v s="$solo" -v f="$frac" -v a="$t_a" -v n="$(date +%s.%N)" 'BEGIN { d = s * f - (n - a); print d > 0 ? d : 0 }')"
+	sleep "$(awk -v s="$solo" -v f="$frac" -v a="$t_a" -v n="$(date +%s.%N)" 'BEGIN { d = s * f - (n - a); print (d > 0 ? d : 0) }')"
 	submit B "${opts[@]}" >/dev/null
 	wait_gone
 	sleep 1.5
