@@ -19,6 +19,8 @@
 #                                   CONF none | auto
 #   measure.sh down                 remove the store
 #
+# AGENT_OPTS: more options for the agent (e.g. --no-tracker), UNIT_TAG: appended to
+# the array units' names for them.
 # Results: one JSON line per unit in $OUT/results.jsonl (default
 # build/bench/slurm), with the load average before and after;
 # bench/slurm/report.py summarises them. Documentation/slurm.md has the numbers.
@@ -76,7 +78,7 @@ rig_up() {	# WITH_PLUGIN (0|1)
 	echo $BASHPID >/sys/fs/cgroup/blkio/cgroup.procs
 	if [ "$1" = 1 ]; then
 		"$AGENT" --socket "$run_dir/agent.sock" --log "$run_dir/agent.log" \
-			--profile-dir "$PROF" --no-module 2>"$run_dir/agent.err" &
+			--profile-dir "$PROF" --no-module ${AGENT_OPTS:-} 2>"$run_dir/agent.err" &
 		agent_pid=$!
 		for _ in $(seq 100); do
 			grep -q "ev=node " "$run_dir/agent.log" 2>/dev/null && break
@@ -110,7 +112,11 @@ wait_gone() {
 }
 # every job's output, jobcomp record and the agent's lines, as one JSON document
 collect() {
-	$PY "$top/bench/slurm/collect.py" "$run_dir" "$RIG_JOBCOMP"
+	local cpu=null
+	# the agent's own CPU time (user + system) so far
+	[ -n "$agent_pid" ] && cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$agent_pid/stat")
+	$PY "$top/bench/slurm/collect.py" "$run_dir" "$RIG_JOBCOMP" |
+		jq -c --argjson c "$cpu" --arg o "${AGENT_OPTS:-}" '. + {agent_cpu_s: $c, agent_opts: $o}'
 }
 cold() { "$LS" drop "$NAME"; }
 
@@ -166,7 +172,7 @@ array)
 		-o "$run_dir/out/ar-%a.out" --array=0-3 "${opts[@]}" --wrap "$JOB" >/dev/null
 	wait_gone
 	sleep 1.5	# the agent's exit grace, for its makespan line
-	record "array-$conf" "$(collect)"
+	record "array-$conf${UNIT_TAG:-}" "$(collect)"
 	rig_down
 	;;
 online)
