@@ -7,7 +7,9 @@ report.py [RESULTS] [--md]
   jobcomp    Slurm's span: first StartTime to last EndTime (one-second resolution)
   predicted  the agent's predicted makespan for the group (ev=makespan), with the plugin
   measured   the agent's measured makespan (first release to last exit), with the plugin
+  pred err   predicted / agent measured - 1
   held       per job, how long the agent held it (ms), per repeat
+  agent CPU  the agent's user + system CPU time over the unit
 Medians and [min, max] over the repeats; the ratio is the median against the
 unit's baseline (array-none, online-F-none) of the same file.
 """
@@ -30,6 +32,13 @@ def fmt(xs, unit="s"):
     return f"{m:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
+def pct(xs):
+    m, lo, hi = med_range(xs)
+    if m is None:
+        return "-"
+    return f"{100 * m:+.0f}% [{100 * lo:+.0f}, {100 * hi:+.0f}]"
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     md = "--md" in sys.argv
@@ -39,7 +48,7 @@ def main():
     for r in rows:
         units.setdefault(r["unit"], []).append(r)
     cols = ["unit", "n", "makespan s", "vs none", "jobcomp s", "predicted s", "agent measured s",
-            "held ms (per job)", "all done", "load before"]
+            "pred err", "held ms (per job)", "agent CPU s", "all done", "load before"]
     out = []
     for u in sorted(units):
         rs = units[u]
@@ -61,9 +70,12 @@ def main():
                     fmt([r.get("jobcomp_span_s") for r in rs]),
                     fmt([r.get("agent_predicted_s") for r in rs]),
                     fmt([r.get("agent_measured_s") for r in rs]),
+                    pct([r["agent_predicted_s"] / r["agent_measured_s"] - 1 for r in rs
+                         if r.get("agent_predicted_s") and r.get("agent_measured_s")]),
                     "; ".join(h for h in held if h) or "-",
+                    fmt([r.get("agent_cpu_s") for r in rs]),
                     "yes" if all(r.get("all_done") for r in rs) else "NO",
-                    " | ".join(r.get("load_before", "?").split()[0] for r in rs)])
+                    ", ".join(r.get("load_before", "?").split()[0] for r in rs)])
     if md:
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
