@@ -3,8 +3,10 @@
  * The node agent's protocol server: the UNIX socket, the registered
  * instances (one per Slurm task that asked to start), their datasets, the
  * per-node log and the metrics file. When an instance starts is not decided
- * here but by a policy (struct tandem_agent_policy): this build has the fixed
- * policy of policy_fixed.c; the makespan model plugs in at the same place.
+ * here but by a policy (struct tandem_agent_policy): the makespan model
+ * (policy_model.c, on node.c's tracker and tandem.ko) in tandem-agent, the
+ * fixed rules of policy_fixed.c (SECONDS, progress:F) inside it and alone
+ * in tests. This part is libc only.
  *
  * All state lives in struct tandem_agent; nothing is kept in file statics,
  * so a test (or tandemctl) can run several agents in one process.
@@ -16,13 +18,14 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "agent_proto.h"
+#include "lib/agent_proto.h"
 
 /* a policy answer: wait for the next change on the instance's dataset */
 #define TANDEM_AGENT_UNTIL_EVENT UINT64_MAX
 
 struct tandem_agent;
 struct tandem_agent_conn;
+struct tandem_prom;
 
 enum tandem_inst_state {
 	TANDEM_INST_HELD,	/* registered, its task waits in the plugin */
@@ -38,6 +41,11 @@ struct tandem_agent_dataset {
 	/* counters, for the log and the metrics */
 	uint64_t registrations, hold_ms_total, cancelled, left, done;
 	uint64_t last_makespan_ms;	/* measured: group start to last exit */
+	/* the policy's prediction of the group's makespan (0: none) and its source */
+	uint64_t pred_ms, last_pred_ms;
+	uint64_t groups;		/* groups that ended */
+	char model[TANDEM_AGENT_WORD_MAX + 1];
+	void *priv;			/* the policy's */
 };
 
 struct tandem_agent_inst {
@@ -61,20 +69,40 @@ struct tandem_agent_inst {
 	void *watch;			/* server.c's epoll source for pidfd */
 	int32_t status;			/* from DONE */
 	int has_status;
+	uint64_t pred_ms;		/* group makespan predicted at its decision, 0: none */
+	void *priv;			/* the policy's */
 };
 
 /*
  * decide() is asked for every held leader, in registration order, when it
  * registers and after every change on its dataset (a release, an exit, a
- * progress report, an instance that left). It returns the release time in
- * Unix ms (<= now: release now) or TANDEM_AGENT_UNTIL_EVENT, and names the
- * reason (a word of a-z and _) for the log and the reply.
+ * progress report, an instance that left, tandem_agent_reevaluate()). It
+ * returns the release time in Unix ms (<= now: release now) or
+ * TANDEM_AGENT_UNTIL_EVENT, and names the reason (a word of a-z and _) for
+ * the log and the reply. It may set in->pred_ms and in->ds->pred_ms/model.
+ *
+ * The rest is optional: what happens to instances, for a policy that keeps
+ * state of its own (in->priv, ds->priv), and its periodic work: poll() runs
+ * in the event loop after every event, when its fd (if any) is readable and
+ * when the time it asked for has come; it returns ms until it wants to run
+ * again, or -1.
  */
 struct tandem_agent_policy {
 	const char *name;
-	uint64_t (*decide)(void *priv, const struct tandem_agent *a,
-			   const struct tandem_agent_inst *in, uint64_t now_ms,
+	uint64_t (*decide)(void *priv, struct tandem_agent *a,
+			   struct tandem_agent_inst *in, uint64_t now_ms,
 			   const char **reason);
+	/* registered (before decide) */
+	void (*registered)(void *priv, struct tandem_agent *a, struct tandem_agent_inst *in);
+	/* released: its task has not exec'd yet (the RELEASE is not sent yet) */
+	void (*released)(void *priv, struct tandem_agent *a, struct tandem_agent_inst *in);
+	/* exited, left, cancelled or dropped at shutdown: just before it is freed */
+	void (*ended)(void *priv, struct tandem_agent *a, struct tandem_agent_inst *in);
+	void (*dataset_free)(void *priv, struct tandem_agent_dataset *ds);
+	/* more families for the metrics file */
+	void (*metrics)(void *priv, struct tandem_agent *a, struct tandem_prom *p);
+	int (*poll)(void *priv, struct tandem_agent *a, uint64_t now_ms);
+	int poll_fd;			/* -1: none */
 	void *priv;
 };
 
@@ -84,8 +112,10 @@ struct tandem_agent_opts {
 	const char *metrics_dir;	/* NULL: none */
 	const char *node;		/* metrics label; NULL: the host name */
 	uint32_t max_hold_s;		/* cap on every hold, 1 .. 86400 */
-	uint32_t auto_ms;		/* fixed policy: what "auto" staggers by */
+	uint32_t auto_ms;		/* fixed rules: what "auto" staggers by */
 	unsigned int max_conns;		/* open connections, held ones included */
+	/* a non-root uid's open connections; all non-root ones together get max_conns / 2 */
+	unsigned int max_user_conns;
 	unsigned int request_timeout_ms;
 };
 
@@ -97,6 +127,9 @@ struct tandem_agent {
 	FILE *log;
 	struct tandem_agent_conn *conns;
 	unsigned int nconns;
+	unsigned int nconns_user;	/* of them, from non-root peers */
+	uint64_t accept_paused_until;	/* out of fds: accept again then (Unix ms), 0: not paused */
+	uint64_t accept_refused;	/* connections refused (busy) or not accepted (no fd) */
 	struct tandem_agent_inst *insts;
 	struct tandem_agent_dataset *datasets;
 	uint64_t next_id;
@@ -115,7 +148,14 @@ int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
 int tandem_agent_run(struct tandem_agent *a);
 void tandem_agent_fini(struct tandem_agent *a);
 
-extern const struct tandem_agent_policy tandem_agent_policy_fixed;
+/* the fixed rules (policy_fixed.c): SECONDS, progress:F, and auto without a model */
+uint64_t tandem_agent_fixed_decide(void *priv, struct tandem_agent *a,
+				   struct tandem_agent_inst *in, uint64_t now_ms,
+				   const char **reason);
+/* decide again for ds's held instances now (a policy's poll, after new data) */
+void tandem_agent_reevaluate(struct tandem_agent *a, struct tandem_agent_dataset *ds);
+/* the latest time in->maxhold allows, Unix ms */
+uint64_t tandem_agent_inst_cap(const struct tandem_agent_inst *in);
 
 /* shared by server.c, state.c and metrics.c (not for policies) */
 uint64_t tandem_agent_now_ms(void);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "prom.h"
+#include "lib/prom.h"
 
 const char *const tandem_agent_release_reasons[16] = {
 	"first", "stagger", "auto", "progress", "maxhold", "control", "shutdown",
@@ -89,6 +89,25 @@ static void write_instances(struct tandem_agent *a, struct tandem_prom *p, uint6
 	}
 }
 
+/* the policy's predicted makespan: of the group running now, of the last one */
+static void write_predictions(struct tandem_agent *a, struct tandem_prom *p)
+{
+	tandem_prom_family(p, "tandem_agent_predicted_makespan_seconds", TANDEM_PROM_GAUGE,
+			   "Makespan the policy predicted for the dataset's group of tasks "
+			   "(group=current: the one running now; last: the last one, measured in "
+			   "tandem_agent_makespan_seconds).");
+	for (struct tandem_agent_dataset *ds = a->datasets; ds; ds = ds->next) {
+		struct tandem_prom_label l[] = { { "node", a->node }, { "dataset", ds->path },
+						 { "group", "current" } };
+
+		if (ds->pred_ms)
+			tandem_prom_sample(p, l, 3, (double)ds->pred_ms / 1000.0);
+		l[2].value = "last";
+		if (ds->last_pred_ms)
+			tandem_prom_sample(p, l, 3, (double)ds->last_pred_ms / 1000.0);
+	}
+}
+
 int tandem_agent_write_metrics(struct tandem_agent *a)
 {
 	struct tandem_prom p;
@@ -120,6 +139,9 @@ int tandem_agent_write_metrics(struct tandem_agent *a)
 		tandem_prom_sample(&p, l, 2, (double)a->proto_errors[i]);
 	}
 	write_instances(a, &p, tandem_agent_now_ms());
+	write_predictions(a, &p);
+	if (a->policy->metrics)
+		a->policy->metrics(a->policy->priv, a, &p);
 	err = tandem_prom_commit(&p);
 	if (err)
 		tandem_agent_log(a, "internal", "what=metrics err=%s", strerror(-err));

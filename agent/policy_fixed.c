@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The protocol server's fixed policy, until the makespan model decides
- * (phase 2 plugs it in through struct tandem_agent_policy):
+ * The fixed rules: what SECONDS and progress:F mean, kept by the model's
+ * policy (policy_model.c) for those options, and a policy of their own
+ * where no model is wanted (tests of the protocol server):
  *   - no other job active on the dataset before this one: start now ("first");
  *   - SECONDS: SECONDS after the latest start (or planned start) of the jobs
  *     registered before it on the dataset ("stagger");
- *   - auto: the same with the agent's --auto-stagger ("auto");
+ *   - auto: the same with the agent's --auto-stagger ("auto"), the model
+ *     policy's answer for a dataset without a profile;
  *   - progress:F: when every job registered before it on the dataset runs
  *     and has reported progress >= F with PROGRESS ("progress").
  * Jobs that ended do not count: a newcomer after them starts now.
  */
 #include "agent.h"
 
-static uint64_t fixed_decide(void *priv, const struct tandem_agent *a,
-			     const struct tandem_agent_inst *in, uint64_t now,
-			     const char **reason)
+uint64_t tandem_agent_fixed_decide(void *priv, struct tandem_agent *a,
+				   struct tandem_agent_inst *in, uint64_t now,
+				   const char **reason)
 {
 	uint64_t prev = 0;
 	int others = 0, unknown = 0, behind = 0;
@@ -48,8 +50,3 @@ static uint64_t fixed_decide(void *priv, const struct tandem_agent *a,
 	*reason = in->stagger.mode == TANDEM_STAGGER_AUTO ? "auto" : "stagger";
 	return unknown ? TANDEM_AGENT_UNTIL_EVENT : prev + ms;
 }
-
-const struct tandem_agent_policy tandem_agent_policy_fixed = {
-	.name = "fixed",
-	.decide = fixed_decide,
-};

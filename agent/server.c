@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -22,7 +23,7 @@
 
 #include "agent.h"
 
-enum src_kind { SRC_LISTEN, SRC_SIGNAL, SRC_CONN, SRC_PID };
+enum src_kind { SRC_LISTEN, SRC_SIGNAL, SRC_CONN, SRC_PID, SRC_POLICY };
 
 /* epoll's data.ptr points at one of these, first member of its owner */
 struct src {
@@ -48,7 +49,8 @@ struct pid_src {
 	struct tandem_agent_inst *inst;
 };
 
-static const struct src listen_src = { SRC_LISTEN }, signal_src = { SRC_SIGNAL };
+static const struct src listen_src = { SRC_LISTEN }, signal_src = { SRC_SIGNAL },
+			policy_src = { SRC_POLICY };
 
 const char *const tandem_agent_err_codes[8] = {
 	"proto", "version", "verb", "arg", "perm", "notfound", "busy", "timeout",
@@ -68,6 +70,7 @@ void tandem_agent_opts_default(struct tandem_agent_opts *o)
 		.socket_path = TANDEM_AGENT_SOCKET,
 		.max_hold_s = 3600,
 		.max_conns = 4096,
+		.max_user_conns = 16,
 		.request_timeout_ms = 2000,
 	};
 }
@@ -79,6 +82,8 @@ void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, .
 
 	if (!a->log)
 		return;
+	/* one line at a time: a registration's thread may log through ctl_err() */
+	flockfile(a->log);
 	fprintf(a->log, "ts=%llu.%03llu ev=%s ", (unsigned long long)(now / 1000),
 		(unsigned long long)(now % 1000), ev);
 	va_start(ap, fmt);
@@ -86,6 +91,7 @@ void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, .
 	va_end(ap);
 	fputc('\n', a->log);
 	fflush(a->log);
+	funlockfile(a->log);
 }
 
 static int ep_mod(struct tandem_agent *a, int op, int fd, uint32_t events, const void *src)
@@ -109,6 +115,8 @@ void tandem_agent_conn_close(struct tandem_agent *a, struct tandem_agent_conn *c
 		c->inst->conn = NULL;
 	epoll_ctl(a->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (c->peer.uid != 0)
+		a->nconns_user--;
 	free(c->in);
 	free(c->out);
 	free(c);
@@ -283,14 +291,44 @@ static void conn_event(struct tandem_agent *a, struct tandem_agent_conn *c, uint
 		conn_read(a, c);
 }
 
+/* a non-root peer's open connections */
+static unsigned int uid_conns(const struct tandem_agent *a, uid_t uid)
+{
+	const struct tandem_agent_conn *c;
+	unsigned int n = 0;
+
+	for (c = a->conns; c; c = c->next)
+		n += c->peer.uid == uid;
+	return n;
+}
+
+/*
+ * Out of file descriptors (or kernel memory): the listening socket stays
+ * readable, so stop watching it for 100 ms instead of spinning on accept().
+ */
+static void accept_pause(struct tandem_agent *a, int err)
+{
+	if (a->accept_paused_until)
+		return;
+	a->accept_paused_until = tandem_agent_now_ms() + 100;
+	ep_mod(a, EPOLL_CTL_MOD, a->lfd, 0, &listen_src);
+	tandem_agent_log(a, "error", "code=busy what=accept err=%d open=%u msg=\"%s; not accepting for 100 ms\"",
+			 err, a->nconns, strerror(err));
+}
+
 static void accept_one(struct tandem_agent *a)
 {
 	struct tandem_agent_conn *c;
 	socklen_t sl = sizeof(struct ucred);
 	int fd = accept4(a->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	unsigned int mine;
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				accept_pause(a, errno);
+		}
 		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c || !(c->in = malloc(TANDEM_AGENT_LINE_MAX)) ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer, &sl)) {
@@ -303,15 +341,29 @@ static void accept_one(struct tandem_agent *a)
 	c->src.kind = SRC_CONN;
 	c->fd = fd;
 	c->t_accept = tandem_agent_now_ms();
+	/* counted before it is linked: uid_conns() sees the others only */
+	mine = c->peer.uid != 0 ? uid_conns(a, c->peer.uid) : 0;
 	c->next = a->conns;
 	a->conns = c;
 	a->nconns++;
+	if (c->peer.uid != 0)
+		a->nconns_user++;
 	if (ep_mod(a, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, &c->src)) {
 		tandem_agent_conn_close(a, c);
 		return;
 	}
+	/*
+	 * Users cannot crowd out the plugin (root, one connection per held
+	 * task): each uid gets max_user_conns, all of them max_conns / 2.
+	 */
 	if (a->nconns > a->o.max_conns)
 		tandem_agent_send_err(a, c, "busy", "agent has %u connections open", a->nconns - 1);
+	else if (c->peer.uid != 0 && mine >= a->o.max_user_conns)
+		tandem_agent_send_err(a, c, "busy", "uid %u has %u connections open (--max-user-conns)",
+				      (unsigned int)c->peer.uid, mine);
+	else if (c->peer.uid != 0 && a->nconns_user > a->o.max_conns / 2)
+		tandem_agent_send_err(a, c, "busy", "users have %u connections open (--max-conns / 2)",
+				      a->nconns_user - 1);
 }
 
 int tandem_agent_watch_pid(struct tandem_agent *a, struct tandem_agent_inst *in)
@@ -416,6 +468,34 @@ static int setup_signals(struct tandem_agent *a)
 	return a->sigfd < 0 ? -errno : 0;
 }
 
+/*
+ * Every connection is an fd, every running task a pidfd: make room for
+ * max_conns of each (the soft limit up to the hard one), or lower max_conns
+ * to what fits, so that the cap, not accept()'s EMFILE, is what users meet.
+ */
+static void raise_nofile(struct tandem_agent *a)
+{
+	rlim_t want = 2 * (rlim_t)a->o.max_conns + 256;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < want) {
+		unsigned int fit = rl.rlim_cur > 512 ? (unsigned int)((rl.rlim_cur - 256) / 2) : 64;
+
+		if (fit < a->o.max_conns) {
+			tandem_agent_log(a, "limit", "nofile=%llu max_conns=%u was=%u",
+					 (unsigned long long)rl.rlim_cur, fit, a->o.max_conns);
+			a->o.max_conns = fit;
+		}
+	}
+}
+
 int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
 		      const struct tandem_agent_policy *policy)
 {
@@ -437,6 +517,7 @@ int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
 		if (!a->log)
 			return -errno;
 	}
+	raise_nofile(a);
 	a->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (a->epfd < 0) {
 		err = -errno;
@@ -451,6 +532,9 @@ int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
 	err = ep_mod(a, EPOLL_CTL_ADD, a->lfd, EPOLLIN, &listen_src);
 	if (!err)
 		err = ep_mod(a, EPOLL_CTL_ADD, a->sigfd, EPOLLIN, &signal_src);
+	/* the policy's fd: readable means poll() has something to do */
+	if (!err && policy->poll && policy->poll_fd >= 0)
+		err = ep_mod(a, EPOLL_CTL_ADD, policy->poll_fd, EPOLLIN, &policy_src);
 	if (err)
 		goto err_sock;
 	tandem_agent_log(a, "start", "socket=%s policy=%s max_hold=%u node=%s pid=%d",
@@ -480,8 +564,22 @@ static int expire_requests(struct tandem_agent *a, uint64_t now)
 		uint64_t due = c->t_accept + a->o.request_timeout_ms;
 
 		next = c->next;
-		if (!c->in || c->final)
+		/*
+		 * An answer (not a held task's connection) that its peer does
+		 * not read: gone after twice the request timeout.
+		 */
+		if (!c->in && !c->inst && c->out_off < c->out_len) {
+			due += a->o.request_timeout_ms;
+			if (due <= now) {
+				tandem_agent_log(a, "error", "code=timeout pid=%d uid=%u msg=\"answer not read within %u ms; closed\"",
+						 (int)c->peer.pid, (unsigned int)c->peer.uid,
+						 2 * a->o.request_timeout_ms);
+				tandem_agent_conn_close(a, c);
+				continue;
+			}
+		} else if (!c->in || c->final) {
 			continue;
+		}
 		if (due <= now) {
 			tandem_agent_send_err(a, c, "timeout", "no request within %u ms",
 					      a->o.request_timeout_ms);
@@ -496,8 +594,23 @@ static int expire_requests(struct tandem_agent *a, uint64_t now)
 static int next_wait(struct tandem_agent *a)
 {
 	uint64_t now = tandem_agent_now_ms();
-	int w1 = tandem_agent_tick(a, now), w2 = expire_requests(a, now), w3 = -1;
+	int w1 = tandem_agent_tick(a, now), w2 = expire_requests(a, now), w3 = -1, w4 = -1, w5 = -1;
 
+	if (a->accept_paused_until) {
+		if (now >= a->accept_paused_until) {
+			a->accept_paused_until = 0;
+			ep_mod(a, EPOLL_CTL_MOD, a->lfd, EPOLLIN, &listen_src);
+		} else {
+			w5 = (int)(a->accept_paused_until - now);
+		}
+	}
+
+	if (a->policy->poll) {
+		w4 = a->policy->poll(a->policy->priv, a, now);
+		/* it may have released tasks or changed what is due */
+		now = tandem_agent_now_ms();
+		w1 = tandem_agent_tick(a, now);
+	}
 	if (a->metrics_dirty && a->o.metrics_dir) {
 		if (now >= a->metrics_at + 500) {
 			tandem_agent_write_metrics(a);
@@ -511,6 +624,10 @@ static int next_wait(struct tandem_agent *a)
 		w1 = w2;
 	if (w1 < 0 || (w3 >= 0 && w3 < w1))
 		w1 = w3;
+	if (w1 < 0 || (w4 >= 0 && w4 < w1))
+		w1 = w4;
+	if (w1 < 0 || (w5 >= 0 && w5 < w1))
+		w1 = w5;
 	return w1;
 }
 
@@ -532,6 +649,8 @@ int tandem_agent_run(struct tandem_agent *a)
 				signal_event(a);
 			else if (s->kind == SRC_PID)
 				pid_event(a, (struct pid_src *)s);
+			else if (s->kind == SRC_POLICY)
+				;	/* next_wait() calls its poll() */
 			else
 				conn_event(a, (struct tandem_agent_conn *)s, ev[i].events);
 		}

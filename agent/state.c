@@ -40,9 +40,14 @@ static struct tandem_agent_dataset *dataset_get(struct tandem_agent *a, const ch
 	return ds;
 }
 
-static uint64_t cap_of(const struct tandem_agent_inst *in)
+uint64_t tandem_agent_inst_cap(const struct tandem_agent_inst *in)
 {
 	return in->t_register + (uint64_t)in->maxhold_s * 1000;
+}
+
+static uint64_t cap_of(const struct tandem_agent_inst *in)
+{
+	return tandem_agent_inst_cap(in);
 }
 
 static void count_release(struct tandem_agent *a, const char *reason)
@@ -71,6 +76,8 @@ static void inst_unlink(struct tandem_agent *a, struct tandem_agent_inst *in)
 				f->leader = o;
 		break;
 	}
+	if (a->policy->ended)
+		a->policy->ended(a->policy->priv, a, in);
 	if (in->conn)
 		tandem_agent_conn_detach(in->conn);
 	tandem_agent_unwatch_pid(a, in);
@@ -88,16 +95,25 @@ static void reevaluate(struct tandem_agent *a, struct tandem_agent_dataset *ds);
 /* the dataset went idle: the group that used it is done */
 static void group_end(struct tandem_agent *a, struct tandem_agent_dataset *ds, uint64_t end)
 {
-	char e[TANDEM_AGENT_LINE_MAX];
+	char e[TANDEM_AGENT_LINE_MAX], pred[96] = "";
 
 	if (ds->held || ds->running || !ds->group_start_ms)
 		return;
 	ds->last_makespan_ms = end - ds->group_start_ms;
+	/* what the policy predicted at its last decision for the group */
+	if (ds->pred_ms && ds->last_makespan_ms)
+		snprintf(pred, sizeof(pred), " predicted_ms=%" PRIu64 " error=%.3f model=%s",
+			 ds->pred_ms, ((double)ds->pred_ms - (double)ds->last_makespan_ms) /
+			 (double)ds->last_makespan_ms, ds->model[0] ? ds->model : "none");
 	tandem_agent_log(a, "makespan", "ds=%s n=%u start=%" PRIu64 " end=%" PRIu64
-			 " measured_ms=%" PRIu64, esc(ds->path, e, sizeof(e)), ds->group_n,
-			 ds->group_start_ms, end, ds->last_makespan_ms);
+			 " measured_ms=%" PRIu64 "%s", esc(ds->path, e, sizeof(e)), ds->group_n,
+			 ds->group_start_ms, end, ds->last_makespan_ms, pred);
+	ds->last_pred_ms = ds->pred_ms;
+	ds->pred_ms = 0;
+	ds->groups++;
 	ds->group_start_ms = 0;
 	ds->group_n = 0;
+	a->metrics_dirty = 1;
 }
 
 static void inst_release(struct tandem_agent *a, struct tandem_agent_inst *in,
@@ -117,6 +133,9 @@ static void inst_release(struct tandem_agent *a, struct tandem_agent_inst *in,
 	in->ds->running++;
 	in->ds->hold_ms_total += now - in->t_register;
 	count_release(a, reason);
+	/* before the task can exec: a tracker sees everything it reads */
+	if (a->policy->released)
+		a->policy->released(a->policy->priv, a, in);
 	if (in->conn) {
 		struct tandem_agent_conn *c = in->conn;
 
@@ -157,6 +176,7 @@ static uint64_t decide(struct tandem_agent *a, struct tandem_agent_inst *in, uin
 {
 	uint64_t until = a->policy->decide(a->policy->priv, a, in, now, reason);
 
+
 	if (until == TANDEM_AGENT_UNTIL_EVENT)
 		return until;	/* tick() applies the cap */
 	if (until <= now)
@@ -168,8 +188,13 @@ static uint64_t decide(struct tandem_agent *a, struct tandem_agent_inst *in, uin
 	return until;
 }
 
-/* after a change on ds: held leaders that are due now go, the others get a new time */
 static void reevaluate(struct tandem_agent *a, struct tandem_agent_dataset *ds)
+{
+	tandem_agent_reevaluate(a, ds);
+}
+
+/* after a change on ds: held leaders that are due now go, the others get a new time */
+void tandem_agent_reevaluate(struct tandem_agent *a, struct tandem_agent_dataset *ds)
 {
 	uint64_t now = tandem_agent_now_ms();
 	int changed = 1;
@@ -317,6 +342,8 @@ static void req_register(struct tandem_agent *a, struct tandem_agent_conn *c,
 		return;
 	}
 	log_register(a, in);
+	if (a->policy->registered)
+		a->policy->registered(a->policy->priv, a, in);
 	lead = find_step_leader(a, m->job, m->step);
 	if (lead != in) {
 		/* the other tasks of a step start with its first one */
@@ -411,6 +438,14 @@ static void status_line(struct tandem_agent *a, struct tandem_agent_conn *c,
 	m->pid = in->pid;
 	m->frac_permille = in->progress;
 	m->stagger = in->stagger;
+	if (in->reason[0]) {
+		m->have |= 1u << TANDEM_F_REASON;
+		snprintf(m->reason, sizeof(m->reason), "%s", in->reason);
+	}
+	if (in->pred_ms) {
+		m->have |= 1u << TANDEM_F_PRED;
+		m->pred_ms = in->pred_ms;
+	}
 	m->since_ms = in->state == TANDEM_INST_HELD ? in->t_register : in->t_release;
 	snprintf(m->state, sizeof(m->state), "%s", in->state == TANDEM_INST_HELD ? "held" : "running");
 	snprintf(m->dataset, sizeof(m->dataset), "%s", in->ds->path);
@@ -426,6 +461,42 @@ static void status_line(struct tandem_agent *a, struct tandem_agent_conn *c,
 	if (show_cmd) {
 		m->have |= 1u << TANDEM_F_CMD;
 		snprintf(m->cmd, sizeof(m->cmd), "%s", in->cmd);
+	}
+	tandem_agent_send(a, c, m, 0);
+	free(m);
+}
+
+/* a dataset's group now, and the last group's predicted and measured makespan */
+static void status_dataset(struct tandem_agent *a, struct tandem_agent_conn *c,
+			   const struct tandem_agent_dataset *ds)
+{
+	struct tandem_agent_msg *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return;
+	m->verb = TANDEM_REP_DATASET;
+	m->have = 1u << TANDEM_F_DATASET | 1u << TANDEM_F_HELD | 1u << TANDEM_F_RUNNING |
+		  1u << TANDEM_F_SINCE | 1u << TANDEM_F_N;
+	snprintf(m->dataset, sizeof(m->dataset), "%s", ds->path);
+	m->held = ds->held;
+	m->running = ds->running;
+	m->since_ms = ds->group_start_ms;
+	m->n = ds->group_n;
+	if (ds->pred_ms) {
+		m->have |= 1u << TANDEM_F_PRED;
+		m->pred_ms = ds->pred_ms;
+	}
+	if (ds->groups) {
+		m->have |= 1u << TANDEM_F_MEASURED;
+		m->measured_ms = ds->last_makespan_ms;
+	}
+	if (ds->last_pred_ms) {
+		m->have |= 1u << TANDEM_F_LASTPRED;
+		m->lastpred_ms = ds->last_pred_ms;
+	}
+	if (ds->model[0]) {
+		m->have |= 1u << TANDEM_F_MODEL;
+		snprintf(m->model, sizeof(m->model), "%s", ds->model);
 	}
 	tandem_agent_send(a, c, m, 0);
 	free(m);
@@ -448,6 +519,8 @@ static void req_status(struct tandem_agent *a, struct tandem_agent_conn *c, uid_
 	/* command lines are the owner's and root's to see */
 	for (struct tandem_agent_inst *in = a->insts; in; in = in->next)
 		status_line(a, c, in, uid == 0 || uid == in->uid);
+	for (struct tandem_agent_dataset *ds = a->datasets; ds; ds = ds->next)
+		status_dataset(a, c, ds);
 	m = (struct tandem_agent_msg){ .verb = TANDEM_REP_END };
 	tandem_agent_send(a, c, &m, 1);
 }
@@ -625,6 +698,8 @@ void tandem_agent_state_free(struct tandem_agent *a)
 		inst_unlink(a, a->insts);
 	while ((ds = a->datasets)) {
 		a->datasets = ds->next;
+		if (a->policy->dataset_free)
+			a->policy->dataset_free(a->policy->priv, ds);
 		free(ds->path);
 		free(ds);
 	}

@@ -8,7 +8,7 @@ SPANK_H := $(wildcard /usr/include/slurm/spank.h)
 ifneq ($(SPANK_H),)
 ALL_TARGETS += $(B)/slurm/tandem_spank.so
 
-$(B)/slurm/tandem_spank.so: slurm/tandem_spank.c agent/proto.c agent/agent_proto.h
+$(B)/slurm/tandem_spank.so: slurm/tandem_spank.c ctl/lib/agent_proto.c ctl/lib/agent_proto.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -Iagent -o $@ slurm/tandem_spank.c agent/proto.c
+	$(CC) $(CFLAGS) -fPIC -shared -Ictl -o $@ slurm/tandem_spank.c ctl/lib/agent_proto.c
 endif

@@ -35,7 +35,7 @@
 
 #include <slurm/spank.h>
 
-#include "agent_proto.h"
+#include "lib/agent_proto.h"
 
 SPANK_PLUGIN(tandem, 1);
 

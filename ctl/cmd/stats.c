@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tandemctl [-j] stats [--job ID|NAME] [--dataset ID|NAME] [--interval S [--count N]]
+ * tandemctl stats --prometheus [--textfile DIR] [--node NAME]
  * tandemctl [-j] tracker status
  *
  * Per job and dataset: pages (and bytes) missed, own hits, shared hits and
@@ -17,8 +18,10 @@
 #include "cli/cmd.h"
 #include "lib/log.h"
 #include "lib/out.h"
+#include "lib/prom.h"
 #include "lib/units.h"
 #include "lib/util.h"
+#include "metrics/metrics.h"
 #include "module/module.h"
 #include "tracker/tracker.h"
 
@@ -270,6 +273,9 @@ struct stats_opts {
 	const char *job, *dataset;	/* ID|NAME, resolved in the tracker */
 	double interval;
 	uint64_t count;
+	bool prometheus;
+	const char *textfile;		/* --textfile DIR: DIR/tandem_stats.prom */
+	const char *node;		/* the node label; NULL: the host name */
 };
 
 static int stats_parse(int argc, char **argv, struct stats_opts *o)
@@ -279,6 +285,9 @@ static int stats_parse(int argc, char **argv, struct stats_opts *o)
 		{ "dataset", required_argument, NULL, 'D' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "prometheus", no_argument, NULL, 'P' },
+		{ "textfile", required_argument, NULL, 'T' },
+		{ "node", required_argument, NULL, 'N' },
 		{ 0 }
 	};
 	int opt;
@@ -295,13 +304,69 @@ static int stats_parse(int argc, char **argv, struct stats_opts *o)
 		} else if (opt == 'c') {
 			if (parse_u64(optarg, UINT64_MAX, &o->count))
 				return ctl_usage_err("stats", NULL, "--count: a number");
+		} else if (opt == 'P') {
+			o->prometheus = true;
+		} else if (opt == 'T') {
+			o->textfile = optarg;
+		} else if (opt == 'N') {
+			o->node = optarg;
 		} else {
 			return opt;	/* CTL_EUSAGE, printed */
 		}
 	}
 	if (optind < argc)
 		return ctl_usage_err("stats", NULL, "unexpected argument '%s'", argv[optind]);
+	if ((o->textfile || o->node) && !o->prometheus)
+		return ctl_usage_err("stats", NULL, "--textfile and --node go with --prometheus");
+	if (o->prometheus && (o->job || o->dataset || o->interval > 0 || opt_json))
+		return ctl_usage_err("stats", NULL, "--prometheus writes every job and dataset "
+				     "once, in its own format (no --job, --dataset, --interval, -j)");
 	return 0;
+}
+
+/*
+ * The tracker's and tandem.ko's counters in Prometheus' text format, on
+ * stdout or into DIR/tandem_stats.prom for node_exporter's textfile
+ * collector (replaced whole). What is not loaded has no samples.
+ */
+static int stats_prometheus(const struct stats_opts *o)
+{
+	struct metrics_src src = { .node = o->node };
+	struct tracker t;
+	struct tandem_prom p;
+	char host[256];
+	int err;
+
+	if (!src.node) {
+		if (gethostname(host, sizeof(host) - 1))
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		src.node = host;
+	}
+	if (tracker_is_loaded() && !tracker_open(&t))
+		src.trk = &t;
+	if (tnl_open(&src.nl, true))
+		src.nl = NULL;
+	err = o->textfile ? tandem_prom_open(&p, o->textfile, "tandem_stats.prom")
+			  : tandem_prom_open_stream(&p, stdout);
+	if (!err) {
+		err = metrics_node_write(&p, &src);
+		if (err)
+			tandem_prom_abort(&p);
+		else
+			err = tandem_prom_commit(&p);
+	}
+	if (err)
+		ctl_err("stats --prometheus: %s%s%s", o->textfile ? o->textfile : "",
+			o->textfile ? ": " : "", strerror(-err));
+	else if (o->textfile)
+		printf("wrote %s/tandem_stats.prom (tracker %s, tandem.ko %s)\n", o->textfile,
+		       src.trk ? "loaded" : "not loaded", src.nl ? "loaded" : "not loaded");
+	if (src.nl)
+		tnl_close(src.nl);
+	if (src.trk)
+		tracker_close(src.trk);
+	return err;
 }
 
 static int stats_filter_make(struct tracker *t, const struct stats_opts *o,
@@ -331,6 +396,8 @@ static int cmd_stats(int argc, char **argv)
 	err = stats_parse(argc, argv, &o);
 	if (err)
 		return err;
+	if (o.prometheus)
+		return stats_prometheus(&o);
 	err = tracker_open(&t);
 	if (err && module_loaded()) {
 		/* no tracker, but the module: its residency is still worth showing */
@@ -359,8 +426,10 @@ static int cmd_stats(int argc, char **argv)
 }
 
 TANDEM_CMD(stats, "stats", NULL, cmd_stats,
-	   "[--job ID|NAME] [--dataset ID|NAME] [--interval DUR [--count N]]",
-	   "page-cache sharing per job and dataset: missed, own hits, shared hits (from whom), evicted, hit ratio");
+	   "[--job ID|NAME] [--dataset ID|NAME] [--interval DUR [--count N]] | "
+	   "--prometheus [--textfile DIR] [--node NAME]",
+	   "page-cache sharing per job and dataset: missed, own hits, shared hits (from whom), "
+	   "evicted, hit ratio; --prometheus: as metrics for node_exporter");
 
 static int cmd_tracker_status(int argc, char **argv)
 {

@@ -76,6 +76,9 @@ struct model {
 	uint64_t rng;
 	uint32_t *permbuf;
 	struct inst_state st[MODEL_MAX_INST];
+	/* where a simulation starts (model_set_start(), online.c) */
+	bool has_start;
+	struct model_start start;
 };
 
 static inline double min2(double a, double b)
@@ -682,6 +685,92 @@ static double settle(struct model *m, const double *delta, double t,
 	return dt;
 }
 
+/* ---- starting from a given state (model_set_start(), for online.c) ---- */
+
+int model_set_start(struct model *m, const struct model_start *s)
+{
+	m->has_start = false;
+	if (!s)
+		return 0;
+	if (!(s->resident <= m->sys.dataset) || !isfinite(s->resident))
+		return -EINVAL;
+	for (int i = 0; i < m->n; i++)
+		if (!(s->consumed[i] >= 0) || !isfinite(s->consumed[i]))
+			return -EINVAL;
+	m->start = *s;
+	m->has_start = true;
+	return 0;
+}
+
+/*
+ * What the running instances read goes into the cache, oldest first and
+ * interleaved in proportion to what each read (so an LRU cache keeps the
+ * most recent reads of all of them): up to two passes back, which covers
+ * every extent an instance past its first epoch has read. An extent read
+ * again is touched, as a hit would.
+ */
+static void start_fill_reads(struct model *m)
+{
+	uint64_t len[MODEL_MAX_INST], last[MODEL_MAX_INST], L = 0;
+
+	for (int i = 0; i < m->n; i++) {
+		uint64_t r = m->st[i].rpos;
+
+		len[i] = m->start.running[i] && m->st[i].state == ST_RUN ?
+			 (r < 2 * (uint64_t)m->K ? r : 2 * (uint64_t)m->K) : 0;
+		last[i] = UINT64_MAX;
+		L = len[i] > L ? len[i] : L;
+	}
+	for (uint64_t j = 0; j < L; j++) {
+		for (int i = 0; i < m->n; i++) {
+			uint32_t c;
+			uint64_t q;
+
+			if (!len[i])
+				continue;
+			q = m->st[i].rpos - len[i] + j * len[i] / L;
+			if (q == last[i])
+				continue;
+			last[i] = q;
+			c = extent_at(m, i, q);
+			if (m->resident[c])
+				cache_touch(m, c);
+			else
+				cache_insert(m, c);
+		}
+	}
+}
+
+/* Running instances at their positions; the cache as s->resident says. */
+static void start_apply(struct model *m, struct model_result *res)
+{
+	double want = m->start.resident;
+	uint32_t target;
+
+	for (int i = 0; i < m->n; i++) {
+		struct inst_state *st = &m->st[i];
+		double c = fmin(m->start.consumed[i], st->total * m->s);
+
+		if (!m->start.running[i] || st->state == ST_DONE)
+			continue;
+		st->state = ST_RUN;
+		st->cpos = c;
+		/* the extent it is in the middle of has been read */
+		st->rpos = (uint64_t)ceil(c / m->s - 1e-9);
+		res->inst[i].start = 0;
+	}
+	start_fill_reads(m);
+	if (want < 0)
+		return;
+	target = (uint32_t)fmin(floor(want / m->s + 0.5), m->cap);
+	while (m->nres > target)
+		cache_evict_one(m);
+	/* more than the running instances read: pages of earlier runs */
+	for (uint32_t c = 0; c < m->K && m->nres < target; c++)
+		if (!m->resident[c])
+			cache_insert(m, c);
+}
+
 static void sim_reset(struct model *m, const bool *mask, struct model_result *res)
 {
 	memset(res, 0, sizeof(*res));
@@ -712,6 +801,8 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 		m->cpu_model |= st->cpu_bound ||
 				(m->sys.ncpu > 0 && m->inst[i].startup_cpu > 0);
 	}
+	if (m->has_start)
+		start_apply(m, res);
 }
 
 static int simulate(struct model *m, const double *delta, const bool *mask,

@@ -142,6 +142,67 @@ struct model_search {
 int model_best(struct model *m, const struct model_search *opt,
 	       double *delta, double *makespan, unsigned *evals);
 
+/*
+ * Start a simulation from a given state instead of an empty cache with every
+ * instance at its beginning (online.c): instance i with running[i] has
+ * consumed consumed[i] bytes of its epochs * D before t = 0 (its delta is
+ * ignored); the cache holds what the running instances read last, then,
+ * when resident >= 0, exactly that many bytes (fewer evicted, more filled
+ * with extents nobody read). NULL clears it. -EINVAL for bad values.
+ */
+struct model_start {
+	bool running[MODEL_MAX_INST];
+	double consumed[MODEL_MAX_INST];	/* bytes */
+	double resident;			/* bytes; < 0: the running ones' reads */
+};
+
+int model_set_start(struct model *m, const struct model_start *s);
+
+/* ---- online: from where a node is now (online.c) ---- */
+
+/*
+ * A node agent's question: instances are running on the dataset (each since
+ * its start, with the bytes it consumed so far), some are planned to start,
+ * `resident` bytes of the dataset are cached, and a newcomer wants to start.
+ * Times are seconds after the group's origin (its first start); `now` is
+ * the current time on that axis. The answer: the newcomer's release (s
+ * after now, at most `latest`) that minimises the predicted makespan, the
+ * makespan if it started now, and each instance's predicted end.
+ */
+struct mo_online_inst {
+	struct model_inst m;
+	bool running;		/* else planned: starts at `start` (>= now) */
+	double start;		/* s after the origin */
+	double consumed;	/* running: bytes consumed so far */
+};
+
+struct mo_online {
+	struct model_sys sys;
+	double now;
+	double resident;	/* bytes; < 0: unknown (the running ones' reads, as fit) */
+	int n;			/* other instances */
+	struct mo_online_inst inst[MODEL_MAX_INST - 1];
+	struct model_inst newcomer;
+	double latest;		/* s after now; <= 0: no limit but the search horizon */
+};
+
+struct mo_online_result {
+	double release;		/* s after now */
+	double makespan;	/* at release, s after the origin */
+	double makespan_now;	/* released now */
+	double gain;		/* (makespan_now - best) / makespan_now, searched */
+	bool together;		/* gain below min_gain: release = 0 */
+	double end[MODEL_MAX_INST];	/* at release: others, then the newcomer */
+	unsigned evals;
+};
+
+/* The prediction for a given release (s after now). */
+int mo_online_eval(const struct mo_online *o, double release, struct mo_online_result *r,
+		   char *err, size_t errlen);
+/* Search the release (opt: grid and tol as model_best's); min_gain as mo_search's. */
+int mo_online_best(const struct mo_online *o, const struct model_search *opt, double min_gain,
+		   struct mo_online_result *r, char *err, size_t errlen);
+
 /* Bandwidth with k concurrent streams. */
 double model_bw(const struct model_sys *sys, int k);
 const char *model_order_name(enum model_order o);

@@ -219,3 +219,61 @@ struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *
 			return s->counts[i].c;
 	return zero;
 }
+
+int tracker_counts_get(struct tracker *t, uint32_t job, uint32_t dataset,
+		       struct tandem_trk_counts *c)
+{
+	struct tandem_trk_ckey key = { .job = job, .dataset = dataset };
+	struct tandem_trk_counts *v;
+	int err = 0;
+
+	memset(c, 0, sizeof(*c));
+	v = calloc(t->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	/* no entry: no event yet, all zero */
+	if (bpf_map_lookup_elem(t->counts_fd, &key, v))
+		err = errno == ENOENT ? 0 : -errno;
+	for (int i = 0; !err && i < t->ncpus; i++) {
+		c->miss += v[i].miss;
+		c->first_access += v[i].first_access;
+		c->own_hit += v[i].own_hit;
+		c->shared_hit += v[i].shared_hit;
+		c->evict += v[i].evict;
+	}
+	free(v);
+	return err;
+}
+
+struct ds_sum {
+	uint32_t dataset;
+	int ncpus;
+	struct tandem_trk_counts *c;
+};
+
+static int add_ds_row(void *data, const void *key, const void *values)
+{
+	const struct tandem_trk_ckey *k = key;
+	const struct tandem_trk_counts *v = values;
+	struct ds_sum *d = data;
+
+	if (k->dataset != d->dataset)
+		return 0;
+	for (int i = 0; i < d->ncpus; i++) {
+		d->c->miss += v[i].miss;
+		d->c->first_access += v[i].first_access;
+		d->c->own_hit += v[i].own_hit;
+		d->c->shared_hit += v[i].shared_hit;
+		d->c->evict += v[i].evict;
+	}
+	return 0;
+}
+
+int tracker_dataset_counts(struct tracker *t, uint32_t dataset, struct tandem_trk_counts *c)
+{
+	struct ds_sum d = { .dataset = dataset, .ncpus = t->ncpus, .c = c };
+
+	memset(c, 0, sizeof(*c));
+	return map_walk(t->counts_fd, sizeof(struct tandem_trk_ckey),
+			sizeof(struct tandem_trk_counts), t->ncpus, add_ds_row, &d);
+}

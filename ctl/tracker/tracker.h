@@ -162,6 +162,15 @@ void tracker_snapshot_free(struct tracker_snapshot *s);
 struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *s,
 						 uint32_t job, uint32_t dataset);
 
+/*
+ * One (job, dataset) row summed over CPUs, by one lookup: cheap enough to
+ * poll (a snapshot walks every map). Zeroes when the job has no event yet.
+ */
+int tracker_counts_get(struct tracker *t, uint32_t job, uint32_t dataset,
+		       struct tandem_trk_counts *c);
+/* Every job's rows of one dataset summed (job 0 too): the counts map only. */
+int tracker_dataset_counts(struct tracker *t, uint32_t dataset, struct tandem_trk_counts *c);
+
 /* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
 uint64_t tracker_kdev(dev_t dev);
 

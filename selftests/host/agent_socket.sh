@@ -16,7 +16,7 @@ AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 PY=/usr/bin/python3
 CLIENT="$PY $top/selftests/lib/agent_client.py"
 OWNER=nobody OTHER=daemon
-NTESTS=21
+NTESTS=24
 
 ksft_plan $NTESTS
 why=""
@@ -44,8 +44,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# the protocol alone: no tracker, no profiles (agent_model.sh has those)
+export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-agent-$$
 start_agent() {	# [options]
-	"$AGENT" --socket "$SOCK" --log "$LOG" --metrics-dir "$tmp/metrics" "$@" 2>>"$tmp/agent.err" &
+	"$AGENT" --socket "$SOCK" --log "$LOG" --metrics-dir "$tmp/metrics" --no-tracker \
+		--profile-dir "$tmp/no-profiles" "$@" 2>>"$tmp/agent.err" &
 	agent_pid=$!
 	for _ in $(seq 50); do
 		grep -q "ev=start.*pid=$agent_pid" "$LOG" 2>/dev/null && return 0
@@ -200,6 +203,43 @@ EOF
 ksft_diag "parsed: registrations releases = $parsed; promtool: $(promtool check metrics <"$prom" 2>&1 | head -3)"
 ksft_check "metrics: promtool check metrics passes; registrations 2, releases 2 (first, maxhold)" \
 	sh -c "promtool check metrics <'$prom' && [ '$parsed' = '2 2' ]"
+# 22-24: a user's flood of connections cannot crowd out the plugin (root) or another user
+start_agent --max-conns 64 --max-user-conns 3
+runuser -u "$OTHER" -- $PY - "$SOCK" 100 1.8 >"$tmp/flood.out" 2>&1 <<'EOF' &
+import socket, sys, time
+path, n, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+socks = []
+for _ in range(n):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)          # and sends nothing: each one an open connection
+    socks.append(s)
+time.sleep(0.5)
+busy = still = 0
+for s in socks:
+    s.setblocking(False)
+    try:
+        got = s.recv(4096)
+    except BlockingIOError:
+        still += 1
+        continue
+    busy += b"ERR code=busy" in got
+print("busy=%d open=%d" % (busy, still), flush=True)
+time.sleep(hold)
+EOF
+flood_pid=$!
+bg_pids="$bg_pids $flood_pid"
+sleep 0.3
+$CLIENT "$SOCK" "$(reg 401 0)" --lines 1 --timeout 2 >"$tmp/401.out"
+r=$(as "$OWNER" 'STATUS v=1\n')
+wait "$flood_pid"
+ksft_diag "flood of 100 by $OTHER: $(cat "$tmp/flood.out"); $(grep -c "code=busy .*uid $(id -u "$OTHER") has" "$LOG") refusals logged"
+ksft_check "a user's 100 silent connections: 3 stay open (--max-user-conns 3), 97 get ERR code=busy" \
+	grep -q '^busy=97 open=3$' "$tmp/flood.out"
+ksft_check "... meanwhile root's REGISTER (the plugin) is answered: RELEASE reason=first" \
+	grep -q 'RELEASE id=[0-9]* reason=first' "$tmp/401.out"
+ksft_check "... and another user's STATUS is answered (OK n=1)" sh -c "echo '$r' | grep -q 'OK n=1'"
+stop_agent
+
 ksft_check "no sanitizer report from the agent (ASan, LSan, UBSan)" \
 	sh -c "! grep -q -E 'Sanitizer|runtime error' '$tmp/agent.err'"
 ksft_finish

@@ -32,6 +32,10 @@ if [ -n "$why" ]; then
 fi
 
 tmp=$(mktemp -d /tmp/tandem-slurm-XXXXXX)
+# the agent loads the tracker (its own pin folder) and creates a tracker job per
+# released task; no profiles here: the fixed rules of SECONDS and progress:F
+# (slurm_model.sh has the model deciding)
+export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-slurm-$$
 agent_pid=""
 stop_agent() {
 	[ -n "$agent_pid" ] || return 0
@@ -42,6 +46,8 @@ stop_agent() {
 cleanup() {
 	slurm_rig_stop "$tmp"
 	stop_agent
+	# the agent killed with SIGKILL below leaves the tracker it loaded pinned
+	[ -d "$TANDEM_TRACKER_DIR" ] && "$top/$B/tandemctl" tracker unload >/dev/null 2>&1
 	[ -n "${TANDEM_KEEP:-}" ] && echo "# kept $tmp" && return
 	rm -rf "$tmp"
 }
@@ -57,7 +63,7 @@ LOG=$tmp/agent.log
 
 start_agent() {
 	"$AGENT" --socket "$tmp/agent.sock" --log "$LOG" --metrics-dir "$tmp/metrics" \
-		2>>"$tmp/agent.err" &
+		--profile-dir "$tmp/no-profiles" --no-module 2>>"$tmp/agent.err" &
 	agent_pid=$!
 	for _ in $(seq 50); do
 		[ -S "$tmp/agent.sock" ] && grep -q "ev=start.*pid=$agent_pid" "$LOG" 2>/dev/null && return 0

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "prom.h"
+#include "lib/prom.h"
 
 static char dir[] = "/tmp/tandem-prom-XXXXXX";
 

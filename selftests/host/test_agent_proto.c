@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "agent_proto.h"
+#include "lib/agent_proto.h"
 
 static struct tandem_agent_msg msg;
 static char err[256];
@@ -117,6 +117,22 @@ TEST(every_verb_round_trips)
 	EXPECT_STREQ("CANCEL is root's", msg.msg);
 	ASSERT_EQ(0, parse_rep("END"));
 	ASSERT_EQ(0, parse_rep("OK"));
+	/* STATUS's per-dataset line and the decision fields of TASK */
+	ASSERT_EQ(0, parse_rep("DATASET dataset=/d held=1 running=2 since=1796144820381 n=3 "
+			       "pred=61250 lastpred=59000 measured=60125 model=profile"));
+	EXPECT_EQ(TANDEM_REP_DATASET, msg.verb);
+	EXPECT_EQ(61250, msg.pred_ms);
+	EXPECT_EQ(59000, msg.lastpred_ms);
+	EXPECT_EQ(60125, msg.measured_ms);
+	EXPECT_STREQ("profile", msg.model);
+	EXPECT_EQ(-EINVAL, parse_rep("DATASET dataset=/d held=1 running=2"));
+	EXPECT_EQ(-EINVAL, parse_rep("DATASET dataset=/d held=1 running=2 since=0 model=My%20file"));
+	ASSERT_EQ(0, parse_rep("TASK id=1 job=2 step=batch task=0 uid=0 state=held dataset=/d "
+			       "stagger=auto since=1 reason=auto pred=1500"));
+	EXPECT_EQ(1500, msg.pred_ms);
+	EXPECT_STREQ("auto", msg.reason);
+	/* replies only: a request may not carry them */
+	EXPECT_EQ(-EINVAL, parse_req("STATUS v=1 pred=1"));
 }
 
 struct bad {

@@ -46,12 +46,15 @@ struct tandem_prom {
 	char *seen[TANDEM_PROM_FAMILIES_MAX];	/* families written so far */
 	size_t nseen;
 	int err;
+	int stream;				/* open_stream(): no file of its own */
 };
 
 /* name: the final file name in dir, ending in ".prom" */
 int tandem_prom_open(struct tandem_prom *p, const char *dir, const char *name);
 int tandem_prom_family(struct tandem_prom *p, const char *name, enum tandem_prom_type type,
 		       const char *help);
+/* the same checks, written to f (stdout): commit() flushes it, nothing is renamed */
+int tandem_prom_open_stream(struct tandem_prom *p, FILE *f);
 /* a sample of the current family; counters take finite values >= 0 */
 int tandem_prom_sample(struct tandem_prom *p, const struct tandem_prom_label *labels,
 		       size_t nlabels, double value);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent_proto.h"
+#include "lib/agent_proto.h"
 
 enum ftype {
 	FT_U32,		/* decimal, [min, max] */
@@ -58,6 +58,10 @@ static const struct field_def fields[TANDEM_F_COUNT] = {
 	[TANDEM_F_N] = { "n", FT_U32, 0, UINT32_MAX, OFF(n) },
 	[TANDEM_F_HELD] = { "held", FT_U32, 0, UINT32_MAX, OFF(held) },
 	[TANDEM_F_RUNNING] = { "running", FT_U32, 0, UINT32_MAX, OFF(running) },
+	[TANDEM_F_PRED] = { "pred", FT_U64, 0, UINT64_MAX >> 1, OFF(pred_ms) },
+	[TANDEM_F_LASTPRED] = { "lastpred", FT_U64, 0, UINT64_MAX >> 1, OFF(lastpred_ms) },
+	[TANDEM_F_MEASURED] = { "measured", FT_U64, 0, UINT64_MAX >> 1, OFF(measured_ms) },
+	[TANDEM_F_MODEL] = { "model", FT_WORD, 0, TANDEM_AGENT_WORD_MAX, OFF(model) },
 };
 
 #define B(f) (1u << TANDEM_F_##f)
@@ -85,8 +89,11 @@ static const struct verb_def verbs[TANDEM_VERB_COUNT] = {
 	[TANDEM_REP_TASK] = { "TASK", 1,
 		B(ID) | B(JOB) | B(STEP) | B(TASK) | B(UID) | B(STATE) | B(DATASET) |
 		B(STAGGER) | B(SINCE),
-		B(ARRAY_JOB) | B(ARRAY_TASK) | B(PID) | B(UNTIL) | B(FRAC) | B(CMD) },
+		B(ARRAY_JOB) | B(ARRAY_TASK) | B(PID) | B(UNTIL) | B(FRAC) | B(REASON) |
+		B(PRED) | B(CMD) },
 	[TANDEM_REP_END] = { "END", 1, 0, 0 },
+	[TANDEM_REP_DATASET] = { "DATASET", 1, B(DATASET) | B(HELD) | B(RUNNING) | B(SINCE),
+		B(N) | B(PRED) | B(LASTPRED) | B(MEASURED) | B(MODEL) },
 };
 
 static const struct { const char *name; uint32_t step; } step_names[] = {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "prom.h"
+#include "lib/prom.h"
 
 static int fail(struct tandem_prom *p, int err)
 {
@@ -216,12 +216,22 @@ static void prom_free(struct tandem_prom *p)
 
 void tandem_prom_abort(struct tandem_prom *p)
 {
-	if (p->f) {
+	if (p->f && p->stream) {
+		p->f = NULL;
+	} else if (p->f) {
 		fclose(p->f);
 		unlink(p->tmp);
 		p->f = NULL;
 	}
 	prom_free(p);
+}
+
+int tandem_prom_open_stream(struct tandem_prom *p, FILE *f)
+{
+	memset(p, 0, sizeof(*p));
+	p->f = f;
+	p->stream = 1;
+	return 0;
 }
 
 int tandem_prom_commit(struct tandem_prom *p)
@@ -231,6 +241,14 @@ int tandem_prom_commit(struct tandem_prom *p)
 	if (!p->f) {
 		prom_free(p);
 		return err ? err : -EINVAL;
+	}
+	if (p->stream) {
+		/* the caller's stream: flushed, not closed */
+		if (fflush(p->f) && !err)
+			err = -errno;
+		p->f = NULL;
+		prom_free(p);
+		return err;
 	}
 	if (!err && (fflush(p->f) || fsync(fileno(p->f)) || fchmod(fileno(p->f), 0644)))
 		err = -errno;

@@ -56,6 +56,7 @@ enum tandem_agent_verb {
 	TANDEM_REP_ERR,		/* final; a task that gets it starts */
 	TANDEM_REP_TASK,	/* one STATUS line per instance */
 	TANDEM_REP_END,		/* after the last TASK line */
+	TANDEM_REP_DATASET,	/* one STATUS line per dataset, after the TASK lines */
 	TANDEM_VERB_COUNT,
 };
 
@@ -78,6 +79,7 @@ enum tandem_agent_field {
 	TANDEM_F_STATE, TANDEM_F_STAGGER, TANDEM_F_MAXHOLD, TANDEM_F_UNTIL,
 	TANDEM_F_SINCE, TANDEM_F_FRAC, TANDEM_F_STATUS, TANDEM_F_REASON,
 	TANDEM_F_CODE, TANDEM_F_MSG, TANDEM_F_N, TANDEM_F_HELD, TANDEM_F_RUNNING,
+	TANDEM_F_PRED, TANDEM_F_LASTPRED, TANDEM_F_MEASURED, TANDEM_F_MODEL,
 	TANDEM_F_DATASET, TANDEM_F_CMD,	/* the long ones last */
 	TANDEM_F_COUNT,
 };
@@ -97,6 +99,9 @@ struct tandem_agent_msg {
 	uint64_t id;			/* the agent's instance id */
 	uint64_t until_ms, since_ms;	/* Unix ms; HOLD until=0: not known yet */
 	uint32_t n, held, running;	/* counts in OK replies */
+	/* predicted makespans (now, of the last group) and the measured one, ms */
+	uint64_t pred_ms, lastpred_ms, measured_ms;
+	char model[TANDEM_AGENT_WORD_MAX + 1];	/* what the prediction came from */
 	char reason[TANDEM_AGENT_WORD_MAX + 1];
 	char code[TANDEM_AGENT_WORD_MAX + 1];
 	char state[TANDEM_AGENT_WORD_MAX + 1];
