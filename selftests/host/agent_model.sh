@@ -41,6 +41,8 @@ cleanup() {
 	[ -n "$bg_pids" ] && kill $bg_pids 2>/dev/null
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	[ -d "$TANDEM_TRACKER_DIR" ] && "$T" tracker unload >/dev/null 2>&1
+	# and if that failed (seen once: the folder of an earlier run left), its pins
+	[ -d "$TANDEM_TRACKER_DIR" ] && rm -rf "$TANDEM_TRACKER_DIR"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

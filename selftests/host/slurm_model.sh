@@ -64,6 +64,8 @@ cleanup() {
 	stop_agent
 	"$LS" down "$STORE" >/dev/null 2>&1
 	[ -d "$TANDEM_TRACKER_DIR" ] && "$T" tracker unload >/dev/null 2>&1
+	# and if that failed (seen once: the folder of an earlier run left), its pins
+	[ -d "$TANDEM_TRACKER_DIR" ] && rm -rf "$TANDEM_TRACKER_DIR"
 	[ -n "${TANDEM_KEEP:-}" ] && echo "# kept $tmp" && return
 	rm -rf "$tmp"
 }

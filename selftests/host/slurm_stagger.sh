@@ -48,6 +48,8 @@ cleanup() {
 	stop_agent
 	# the agent killed with SIGKILL below leaves the tracker it loaded pinned
 	[ -d "$TANDEM_TRACKER_DIR" ] && "$top/$B/tandemctl" tracker unload >/dev/null 2>&1
+	# and if that failed (seen once: the folder of an earlier run left), its pins
+	[ -d "$TANDEM_TRACKER_DIR" ] && rm -rf "$TANDEM_TRACKER_DIR"
 	[ -n "${TANDEM_KEEP:-}" ] && echo "# kept $tmp" && return
 	rm -rf "$tmp"
 }
