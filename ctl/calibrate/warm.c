@@ -365,9 +365,16 @@ int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char 
 	return 0;
 }
 
+/*
+ * A tracker calibrate loaded itself is unloaded again: left loaded, it would
+ * keep the dataset's files registered under calibrate's dataset, and a later
+ * run or agent registering them under its own name would count nothing.
+ */
 void cal_track_close(struct cal_track *k)
 {
 	if (k->ok)
 		tracker_close(&k->t);
+	if (k->ok && k->loaded_here)
+		tracker_unload();
 	k->ok = false;
 }
