@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"  --socket PATH        UNIX socket (default %s)\n"
 		"  --log FILE           per-node decision log, '-' for stderr (default none)\n"
 		"  --metrics-dir DIR    write DIR/tandem_agent.prom (node_exporter textfile)\n"
-		"  --profile-dir DIR    dataset profiles (tandemctl calibrate -o DIR/NAME.json),\n"
+		"  --profile-dir DIR    dataset profiles (DIR/NAME.json, written by tandemctl calibrate),\n"
 		"                       matched by the dataset's path (default %s)\n"
 		"  --min-gain F         stagger only when the model gains this fraction (default %.2f)\n"
 		"  --recheck SECONDS    decide again this often while a task is held (default 1)\n"

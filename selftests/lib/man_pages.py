@@ -252,9 +252,14 @@ def check_tandemctl():
 
 # ---- tandem-agent(8) ----
 
+# a valid value where 1 is not one (the agent checks values as it parses them)
+AGENT_VALUES = {"--min-gain": "0.5", "--tracker-pages": "4096"}
+
+
 def run_agent_option(opt, value):
-    """tandem-agent OPT [1] --zz-no-such-option: getopt must reach the unknown one"""
-    argv = [AGENT, opt] + (["1"] if value else []) + ["--zz-no-such-option"]
+    """tandem-agent OPT [VALUE] --zz-no-such-option: getopt must reach the unknown one"""
+    argv = [AGENT, opt] + ([AGENT_VALUES.get(opt, "1")] if value else []) + \
+        ["--zz-no-such-option"]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
     if p.returncode != 1:
         return "exit %d (want 1, a bad option): %s" % (p.returncode, p.stderr.strip()[:200])
