@@ -15,6 +15,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
+. "$top/selftests/lib/tracker-pins.sh"
 B=${B:-build}
 AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 T=$top/$B/tandemctl
@@ -40,9 +41,7 @@ cleanup() {
 	# shellcheck disable=SC2086
 	[ -n "$bg_pids" ] && kill $bg_pids 2>/dev/null
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
-	[ -d "$TANDEM_TRACKER_DIR" ] && "$T" tracker unload >/dev/null 2>&1
-	# and if that failed (seen once: the folder of an earlier run left), its pins
-	[ -d "$TANDEM_TRACKER_DIR" ] && rm -rf "$TANDEM_TRACKER_DIR"
+	tracker_pins_gone "$T"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -25,6 +25,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 . "$top/selftests/lib/slurm-rig.sh"
+. "$top/selftests/lib/tracker-pins.sh"
 B=${B:-build}
 AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 T=$top/$B/tandemctl
@@ -63,9 +64,7 @@ cleanup() {
 	slurm_rig_stop "$tmp"
 	stop_agent
 	"$LS" down "$STORE" >/dev/null 2>&1
-	[ -d "$TANDEM_TRACKER_DIR" ] && "$T" tracker unload >/dev/null 2>&1
-	# and if that failed (seen once: the folder of an earlier run left), its pins
-	[ -d "$TANDEM_TRACKER_DIR" ] && rm -rf "$TANDEM_TRACKER_DIR"
+	tracker_pins_gone "$T"
 	[ -n "${TANDEM_KEEP:-}" ] && echo "# kept $tmp" && return
 	rm -rf "$tmp"
 }

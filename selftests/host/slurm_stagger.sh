@@ -12,6 +12,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 . "$top/selftests/lib/slurm-rig.sh"
+. "$top/selftests/lib/tracker-pins.sh"
 B=${B:-build}
 # the agent under ASan/UBSan: a memory error or leak fails its exit status and agent.err
 AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
@@ -47,9 +48,7 @@ cleanup() {
 	slurm_rig_stop "$tmp"
 	stop_agent
 	# the agent killed with SIGKILL below leaves the tracker it loaded pinned
-	[ -d "$TANDEM_TRACKER_DIR" ] && "$top/$B/tandemctl" tracker unload >/dev/null 2>&1
-	# and if that failed (seen once: the folder of an earlier run left), its pins
-	[ -d "$TANDEM_TRACKER_DIR" ] && rm -rf "$TANDEM_TRACKER_DIR"
+	tracker_pins_gone "$top/$B/tandemctl"
 	[ -n "${TANDEM_KEEP:-}" ] && echo "# kept $tmp" && return
 	rm -rf "$tmp"
 }
