@@ -21,12 +21,29 @@ for k in $kernels; do
 	quiet=--quiet
 	[ $first -eq 1 ] && quiet=''
 	first=0
+	# From 6.12, the lifetime test (the module unloaded while readers add
+	# and remove page-cache folios) runs in a boot of its own with
+	# single-threaded TCG: under QEMU 7.2's multi-threaded TCG, 6.12 takes
+	# an int3 oops in __filemap_remove_folio when a tracepoint's static key
+	# is patched while another vCPU runs the site, with no Tandem code
+	# loaded (switching the filemap events on and off in tracefs under
+	# reads; testing.md). On 6.1 it runs in the main boot as before.
+	skip='' life=0
+	if [ "$(printf '%s\n' 6.12 "$k" | sort -V | head -n 1)" = 6.12 ]; then
+		skip='45-*' life=1
+	fi
 	if [ -z "$tag" ]; then	# build/logs/vm/ and build/logs/vm.results, as before
-		bash selftests/vm/run-vm.sh --kernel "$k" $quiet
+		bash selftests/vm/run-vm.sh --kernel "$k" --skip "$skip" $quiet
 		results+=("$B/logs/vm.results")
 	else
-		VM_LOGDIR=$top/$B/logs/vm$tag bash selftests/vm/run-vm.sh --kernel "$k" $quiet
+		VM_LOGDIR=$top/$B/logs/vm$tag bash selftests/vm/run-vm.sh --kernel "$k" \
+			--skip "$skip" $quiet
 		results+=("$B/logs/vm$tag/vm.results")
+	fi
+	if [ $life -eq 1 ]; then
+		VM_LOGDIR=$top/$B/logs/vm-life$tag bash selftests/vm/run-vm.sh --kernel "$k" \
+			--tests '45-*' --tcg single --quiet
+		results+=("$B/logs/vm-life$tag/vm.results")
 	fi
 	# the module, netlink and steering tests again with node 1 as dax/kmem
 	# memory in a lower tier (the path real CXL memory takes); not the CLI,

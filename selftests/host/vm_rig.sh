@@ -4,9 +4,9 @@
 # module built for another kernel than the one to boot is refused.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
-ksft_plan 4
+ksft_plan 5
 if [ ! -r "$top/kmod/tandem.ko" ] || ! command -v qemu-system-x86_64 >/dev/null; then
-	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "splat"; ksft_skip "hang"; ksft_skip "vermagic"
+	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "single"; ksft_skip "splat"; ksft_skip "hang"; ksft_skip "vermagic"
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-rig-XXXXXX)
@@ -25,6 +25,12 @@ sleep 1000
 EOS
 run() { VM_LOGDIR=$tmp/logs bash "$top/selftests/vm/run-vm.sh" --quiet --script "$tmp/$1" "${@:2}" >"$tmp/$1.out" 2>&1; }
 if run ok.sh; then ksft_pass "a passing script passes"; else sed 's/^/# /' "$tmp/ok.sh.out"; ksft_fail "a passing script passes"; fi
+# --tcg single (make check's 6.12 lifetime boot) boots and runs the script
+if run ok.sh --tcg single && grep -q 'qemu exited 0 after .*(single-threaded TCG)' "$tmp/ok.sh.out"; then
+	ksft_pass "a script passes under single-threaded TCG"
+else
+	sed 's/^/# /' "$tmp/ok.sh.out"; ksft_fail "a script passes under single-threaded TCG"
+fi
 if ! run splat.sh && grep -q "dmesg-splat-after-splat.sh" "$tmp/logs/vm.results"; then
 	ksft_pass "a WARNING in dmesg fails the run"
 else

@@ -20,6 +20,7 @@ arg() { # value of tandem.$1= on the kernel command line
 	done
 }
 TESTS=$(arg tests); TESTS=${TESTS:-*}
+SKIP=$(arg skip)
 TIMEOUT=$(arg timeout); TIMEOUT=${TIMEOUT:-300}
 SCRIPT=$(arg script)
 export VM_MODE=$(arg mode)
@@ -80,6 +81,9 @@ else
 		set -f
 		for pat in $(echo "$TESTS" | tr ',' ' '); do
 			case $name in $pat) match=1 ;; esac
+		done
+		for pat in $(echo "$SKIP" | tr ',' ' '); do
+			case $name in $pat) match=0 ;; esac
 		done
 		set +f
 		[ $match -eq 1 ] || continue

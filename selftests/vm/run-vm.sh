@@ -13,6 +13,11 @@
 #     --vm-timeout S   whole-VM wall-clock limit, default 1500
 #     --tests GLOB     run only tests whose file name matches GLOB (or one of
 #                      several globs separated by commas)
+#     --skip GLOB      leave out tests whose file name matches GLOB (commas too)
+#     --tcg MODE       QEMU's TCG threads: multi (one host thread per vCPU,
+#                      default) or single (the vCPUs take turns on one thread:
+#                      slower, but code the guest kernel patches while another
+#                      vCPU runs it is seen coherently; see testing.md)
 #     --script FILE    run FILE (sh, in /mnt/data) instead of the tests
 #     --files DIR      copy DIR's contents to /extra in the VM
 #     --mode MODE      how node 1's memory reaches the guest (VM_MODE there):
@@ -49,7 +54,7 @@ B=${B:-build}
 kdefault=$(ls -1 /boot 2>/dev/null | sed -n 's/^vmlinuz-\(.*-amd64\)$/\1/p' | sort -V | head -n 1)
 KVER=${KVER:-$kdefault}
 node0=384 node1=256 disk=2048 bps=52428800 smp=2 ttimeout=300 vmtimeout=1500
-tests='*' script='' files='' mode=numa quiet=0 fs=ext4 extra_append=''
+tests='*' skip='' tcg=multi script='' files='' mode=numa quiet=0 fs=ext4 extra_append=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--node0-mb) node0=$2; shift ;;
@@ -60,6 +65,8 @@ while [ $# -gt 0 ]; do
 	--timeout) ttimeout=$2; shift ;;
 	--vm-timeout) vmtimeout=$2; shift ;;
 	--tests) tests=$2; shift ;;
+	--skip) skip=$2; shift ;;
+	--tcg) tcg=$2; shift ;;
 	--script) script=$2; shift ;;
 	--files) files=$2; shift ;;
 	--mode) mode=$2; shift ;;
@@ -75,6 +82,10 @@ done
 case $mode in
 numa|kmem|cxl) ;;
 *) echo "run-vm.sh: --mode numa|kmem|cxl, not '$mode'" >&2; exit 2 ;;
+esac
+case $tcg in
+single|multi) ;;
+*) echo "run-vm.sh: --tcg single|multi, not '$tcg'" >&2; exit 2 ;;
 esac
 case $fs in
 ext4|xfs) ;;
@@ -180,7 +191,7 @@ tap=$logdir/tap.log
 # slab debugging (sanity checks, red zones, poisoning) of tandem.ko's own
 # caches: a use after free or an overrun there is reported as "BUG <cache>"
 append="console=ttyS0 loglevel=5 panic=-1 slub_debug=FZP,tandem_* tandem.timeout=$ttimeout"
-append="$append tandem.tests=$tests tandem.mode=$mode tandem.fs=$fs tandem.kernel=$kshort"
+append="$append tandem.tests=$tests tandem.skip=$skip tandem.mode=$mode tandem.fs=$fs tandem.kernel=$kshort"
 append="$append tandem.top=$top $extra_append"	# the checkout, as seen in /host
 [ -n "$script" ] && append="$append tandem.script=$(basename "$script")"
 # node 0 (CPUs, RAM) and node 1 (memory only) as the mode wants them
@@ -218,8 +229,10 @@ cxl)
 		-device cxl-type3,bus=cxl-rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0
 		-M cxl-fmw.0.targets.0=cxl.1,cxl-fmw.0.size=4G) ;;
 esac
+tcgnote=''
+[ "$tcg" = single ] && tcgnote=' (single-threaded TCG)'
 t0=$(date +%s.%N)
-timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
+timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu max \
 	-smp "$smp" "${machine[@]}" \
 	-kernel "$kernel" -initrd "$vm/initramfs.cpio" -append "$append" \
 	-drive "file=$img,if=none,id=data,format=raw$throttle" \
@@ -239,7 +252,7 @@ qstatus=$?
 rm -f "$vm/cxl-lsa0.raw" "$vm/cxl-mem0.raw"
 [ -n "$tailpid" ] && wait "$tailpid" 2>/dev/null
 t1=$(date +%s.%N)
-echo "# vm: qemu exited $qstatus after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
+echo "# vm: qemu exited $qstatus after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s$tcgnote"
 
 # split the TAP stream into one log per test program and score each
 # (the guest's tty turns \n into \r\n)
