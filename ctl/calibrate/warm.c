@@ -360,7 +360,8 @@ int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char 
 		tracker_close(&k->t);
 		return err;
 	}
-	k->dataset = res.dataset;
+	/* its files registered by another command first: they count there */
+	k->dataset = tracker_add_counts_in(&res);
 	k->ok = true;
 	return 0;
 }

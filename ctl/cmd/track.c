@@ -114,7 +114,7 @@ static int resolve_dataset(struct tracker *t, const struct track_args *a,
 		return 0;
 	if (a->nfiles) {
 		err = tracker_dataset_add(t, a->dataset, a->files, a->nfiles, &res);
-		*dataset = res.dataset;
+		*dataset = tracker_add_counts_in(&res);
 		return err;
 	}
 	err = tracker_dataset_find(t, a->dataset, dataset);

@@ -33,7 +33,8 @@ static int trk_register(void *state, const struct rel_dataset *d)
 		/* the dataset's own files, not what else lives under the directory */
 		err = tracker_dataset_add(&k->t, d->name, d->files->paths, d->files->nfiles,
 					  &res);
-		k->dataset = res.dataset;
+		/* registered by another command first: its jobs count there */
+		k->dataset = tracker_add_counts_in(&res);
 		k->files_added = res.added;
 		k->files_present = res.present;
 	}

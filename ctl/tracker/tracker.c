@@ -263,7 +263,13 @@ static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
 		return 0;
 	}
 	if (errno == EEXIST) {
+		struct tandem_trk_file had;
+
 		res->present++;
+		if (!bpf_map_lookup_elem(t->files_fd, &key, &had) &&
+		    res->owner != TRACKER_OWNER_MIXED)
+			res->owner = !res->owner || res->owner == had.dataset ?
+				     had.dataset : TRACKER_OWNER_MIXED;
 		return 0;
 	}
 	ctl_err("tracker: cannot register %s: %s%s", fl->paths[i], strerror(errno),
@@ -333,6 +339,13 @@ out_unlock:
 free_fl:
 	file_list_free(&fl);
 	return err;
+}
+
+uint32_t tracker_add_counts_in(const struct tracker_add_result *res)
+{
+	if (!res->added && res->present && res->owner && res->owner != TRACKER_OWNER_MIXED)
+		return res->owner;
+	return res->dataset;
 }
 
 /* ---------------- jobs ---------------- */

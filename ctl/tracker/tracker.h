@@ -84,12 +84,25 @@ struct tracker_add_result {
 	uint32_t dataset;
 	uint32_t added;		/* files newly registered */
 	uint32_t present;	/* already registered (to this or another dataset) */
+	/*
+	 * The dataset the present files belong to: 0 when none was present,
+	 * TRACKER_OWNER_MIXED when they belong to several. A file belongs to
+	 * one dataset, and its reads count there (tracker_add_counts_in()).
+	 */
+	uint32_t owner;
 	uint64_t pages;		/* pages of the newly registered files */
 	struct file_skips skipped;	/* what the walk left out */
 };
 int tracker_dataset_add(struct tracker *t, const char *name,
 			char *const *paths, int npaths,
 			struct tracker_add_result *res);
+#define TRACKER_OWNER_MIXED	UINT32_MAX
+/*
+ * Where the reads of the files just added count: the new dataset, or, when
+ * every file was already registered to one other dataset (another command
+ * registered the directory first, under its name), that one.
+ */
+uint32_t tracker_add_counts_in(const struct tracker_add_result *res);
 /*
  * The same, when a tracker is loaded (0 when none is): `dataset add` gives a
  * loaded tracker the files it registered with tandem.ko, under the same name.

@@ -11,7 +11,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=12
+N=14
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
@@ -106,4 +106,20 @@ ksft_expect_eq "--no-track: tracker and counts null" \
 	"$(jq '.tracker == null and .instances[0].misses == null' "$tmp/r6.json")" true
 ksft_expect_eq "--name: characters tandem.ko refuses become '_'" \
 	"$(jq -r .dataset_name "$tmp/r6.json")" my_data_set
+
+# 13-14: the directory registered first by another command under another name
+# (tracker dataset): a file belongs to one dataset, so run's and calibrate's
+# jobs count in that one (they counted nothing before)
+"$T" tracker unload >/dev/null 2>&1
+"$T" tracker dataset pre "$ds" >/dev/null 2>&1
+cold
+"$T" run --dataset "$ds" --stagger 0 --report "$tmp/r7.json" -- $LG --order seq >/dev/null 2>&1
+ksft_diag "registered as 'pre' first: A $(jq -r '.instances[0] | "\(.misses) \(.own_hits) \(.shared_hits)"' "$tmp/r7.json"), files present $(jq -r .tracker.files_present "$tmp/r7.json")"
+ksft_check "run: the files registered under another dataset first, A's misses = the dataset's pages" \
+	within "$(jq -r '.instances[0].misses' "$tmp/r7.json")" $P 1
+"$T" -j calibrate --dataset "$ds" --sample 4M --warm-time 2s -o "$tmp/p8.json" -- \
+	$LG --order seq --compute 20ms >"$tmp/c8.out" 2>&1
+ksft_diag "calibrate: $(jq -c '.instances[0] | {rate_bps, method: .warm_run.method}' "$tmp/p8.json" 2>/dev/null || tail -n 2 "$tmp/c8.out")"
+ksft_check "calibrate: the same files, its warm run measured by the tracker (rate > 0)" \
+	test "$(jq -r '.instances[0] | .rate_bps > 0 and .warm_run.method == "tracker"' "$tmp/p8.json" 2>/dev/null)" = true
 ksft_finish
