@@ -5,7 +5,7 @@
 #                   the BPF objects, the predictor library and the tests
 #   make deps       install missing Debian packages (root)
 #   make check      build, run host tests and VM tests; last line "N passed, N failed, N skipped"
-#   make demo       boot the VM rig and run the main job on its embedded default
+#   make demo       real PyTorch jobs on a throttled store here, then the VM rig (steering)
 #   make clean      remove everything built
 #
 # Userspace output goes under $(B)/ (ignored). Components add themselves through
@@ -72,6 +72,7 @@ check-vm: all vm-modules
 
 demo: deps
 	@$(MAKE) --no-print-directory all vm-modules
+	@bash scripts/demo-real.sh; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ] || exit $$rc
 	@bash scripts/demo.sh
 
 clean:

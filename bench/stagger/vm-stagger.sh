@@ -9,7 +9,8 @@
 #      per node, and each instance's compute-bound rate from a WARM-long
 #      warm run of its own command (nothing is given by hand). Calibration
 #      runs in the conditions of the runs: the dataset registered with
-#      tandem.ko (steering) and the tracker, the warm runs tracked as jobs;
+#      tandem.ko (steering) and the tracker, the warm runs tracked as jobs
+#      (by calibrate itself);
 #      under TCG their per-page costs are not negligible
 #   5. REPS=N: steps 4 N times over (interleaved), for the run-to-run noise
 #   4. for each stagger x of GRID: caches dropped, then `tandemctl run
@@ -62,10 +63,12 @@ meminfo start
 [ "$MODULE" = 1 ] && tandemctl dataset add ds "$D" >/dev/null
 tandemctl tracker load --max-pages $((NFILES * FSIZE_MIB * 320)) >/dev/null
 tandemctl tracker dataset ds "$D" >/dev/null
-TRK="tandemctl track --dataset ds"
+# calibrate tracks each warm run as a tracker job itself (in dataset ds,
+# which holds the files); a `tandemctl track` around the command would move
+# the job's reads to a job of its own, and calibrate would see none
 tandemctl calibrate --dataset "$D" --sample "$SAMPLE" --warm-time "$WARM" \
 	--instance "$SPEC_A" --instance "$SPEC_B" -o /tmp/profile.json -- \
-	$TRK --name calA -- $CMD_A ::: $TRK --name calB -- $CMD_B \
+	$CMD_A ::: $CMD_B \
 	>/tmp/cal.out 2>&1 || { cat /tmp/cal.out; exit 1; }
 sed 's/^/# calibrate: /' /tmp/cal.out
 echo "@@profile - $(jq -c . /tmp/profile.json)"

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The model's validation on real PyTorch jobs (issue 14): three scenarios on
+# the host's throttled loop store (measure.sh's store and dataset a: 2000
+# JPEGs, 10 MiB/s) with the BPF tracker, each calibrated once, then a grid
+# of staggers plus --stagger auto, REPS times, interleaved (every stagger of
+# a repetition before the next repetition). Each unit (one calibrate, one
+# run) under $QUIET (default /work/bin/quiet when it exists).
+#
+#   bench/realjobs/scenarios.sh [--reps N] [--scenarios "same2 differ2 three"]
+#   python3 bench/realjobs/scenarios.py [OUT/scenarios.jsonl]     the tables
+#
+# Scenarios (train.py at 32 px, 2 epochs, 2 DataLoader workers each):
+#   same2    two identical jobs: shufflenet_v2_x0_5, batch 64 (seeds 1, 2)
+#   differ2  two that differ: mobilenet_v3_small batch 32, shufflenet batch 64
+#   three    three jobs: mobilenet batch 32, shufflenet batch 64, shufflenet
+#            batch 32; staggers S are k x S for instance k
+# Grid: 0 2 4 6 9 12 s and auto. Results: one JSON line per run in
+# $OUT/scenarios.jsonl (default build/bench/realjobs), the load before and
+# after, the profile of each scenario in $OUT/prof-SCENARIO.json.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$top/bench/realjobs
+T=$top/${B:-build}/tandemctl
+LS=$top/scripts/loopstore.sh
+PY=/usr/bin/python3
+OUT=${OUT:-$top/build/bench/realjobs}
+NAME=${STORE_NAME:-rj}
+MNT=${STORE_DIR:-/var/tmp/tandem-rj/mnt}
+QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet )}
+export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-rj}
+reps=2 scenarios="same2 differ2 three"
+GRID=${GRID:-0 2 4 6 9 12 auto}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--reps) reps=$2; shift ;;
+	--scenarios) scenarios=$2; shift ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "scenarios.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+mkdir -p "$OUT"
+ds=$MNT/a/train
+TR="$PY $top/examples/pytorch/train.py $ds --size 32 --workers 2 --epochs 2"
+SLOW="--arch mobilenet_v3_small --batch-size 32"
+FAST="--arch shufflenet_v2_x0_5 --batch-size 64"
+FAST32="--arch shufflenet_v2_x0_5 --batch-size 32"
+jobs_of() { # the commands of scenario $1, joined by :::
+	case $1 in
+	same2) echo "$TR $FAST --seed 1 ::: $TR $FAST --seed 2" ;;
+	differ2) echo "$TR $SLOW --seed 1 ::: $TR $FAST --seed 2" ;;
+	three) echo "$TR $SLOW --seed 1 ::: $TR $FAST --seed 2 ::: $TR $FAST32 --seed 3" ;;
+	*) echo "scenarios.sh: unknown scenario $1" >&2; exit 2 ;;
+	esac
+}
+insts_of() {
+	case $1 in
+	three) echo "--instance name=j0,order=indep,epochs=2,seed=1 --instance name=j1,order=indep,epochs=2,seed=2 --instance name=j2,order=indep,epochs=2,seed=3" ;;
+	*) echo "--instance name=j0,order=indep,epochs=2,seed=1 --instance name=j1,order=indep,epochs=2,seed=2" ;;
+	esac
+}
+q() { if [ -n "$QUIET" ]; then $QUIET bash -c "$*"; else bash -c "$*"; fi; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+qemus() { pgrep -c qemu-system || true; }
+
+bash "$here/measure.sh" setup >/dev/null
+for s in $scenarios; do
+	jobs_of "$s" >/dev/null
+	echo "# $s: calibrate"
+	# shellcheck disable=SC2046
+	q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' calibrate --dataset '$ds' --sample 0 --warm-time 10s \
+		-o '$OUT/prof-$s.json' $(insts_of "$s") -- $(jobs_of "$s") >'$OUT/calibrate-$s.out' 2>&1" ||
+		{ tail -n 20 "$OUT/calibrate-$s.out"; exit 1; }
+done
+for rep in $(seq "$reps"); do
+	for s in $scenarios; do
+		for st in $GRID; do
+			l0=$(load) v0=$(qemus)
+			q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' run --dataset '$ds' \
+				--profile '$OUT/prof-$s.json' --stagger '$st' --no-register --report '$OUT/run.json' \
+				-- $(jobs_of "$s") >'$OUT/run.out' 2>&1" || { tail -n 20 "$OUT/run.out"; exit 1; }
+			jq -c --arg s "$s" --arg st "$st" --argjson rep "$rep" --arg l0 "$l0" --arg l1 "$(load)" \
+				--argjson vms "$v0" \
+				'{scenario: $s, stagger: $st, rep: $rep, load_before: $l0, load_after: $l1, qemu: $vms,
+				  time: (now | todate), predicted: .predicted_makespan_s, measured: .measured_makespan_s,
+				  search: .search,
+				  inst: [.instances[] | {name, requested_s, start_s, end_s, predicted_end_s,
+				         misses, own_hits, shared_hits}]}' "$OUT/run.json" | tee -a "$OUT/scenarios.jsonl" |
+				jq -r '"\(.scenario) \(.stagger) rep \(.rep): M \(.measured * 100 | round / 100) s, predicted \(.predicted * 100 | round / 100) s"'
+		done
+	done
+done
