@@ -352,12 +352,18 @@ int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char 
 	for (uint32_t i = 0; i < ds->nfiles; i++)
 		pages += (ds->sizes[i] + 4095) / 4096;
 	err = tracker_load_for(pages, &k->loaded_here);
-	err = err ?: tracker_open(&k->t);
 	if (err)
 		return err;
-	err = tracker_dataset_add(&k->t, name, ds->paths, ds->nfiles, &res);
+	err = tracker_open(&k->t);
+	if (!err) {
+		err = tracker_dataset_add(&k->t, name, ds->paths, ds->nfiles, &res);
+		if (err)
+			tracker_close(&k->t);
+	}
 	if (err) {
-		tracker_close(&k->t);
+		/* not left loaded (with part of the dataset registered) */
+		if (k->loaded_here)
+			tracker_unload();
 		return err;
 	}
 	/* its files registered by another command first: they count there */
