@@ -9,6 +9,10 @@
 #
 #   bench/realjobs/scenarios.sh [--reps N] [--scenarios "same2 differ2 three"]
 #   python3 bench/realjobs/scenarios.py [OUT/scenarios.jsonl]     the tables
+#   bash bench/realjobs/measure.sh down     afterwards: the store and the tracker
+#                                           the runs loaded stay until then (a
+#                                           loaded tracker's hooks run on every
+#                                           read and page fault of the machine)
 #
 # Scenarios (train.py at 32 px, 2 epochs, 2 DataLoader workers each):
 #   same2    two identical jobs: shufflenet_v2_x0_5, batch 64 (seeds 1, 2)
