@@ -22,15 +22,18 @@ for k in $kernels; do
 	[ $first -eq 1 ] && quiet=''
 	first=0
 	# From 6.12, the lifetime test (the module unloaded while readers add
-	# and remove page-cache folios) runs in a boot of its own with
-	# single-threaded TCG: under QEMU 7.2's multi-threaded TCG, 6.12 takes
-	# an int3 oops in __filemap_remove_folio when a tracepoint's static key
-	# is patched while another vCPU runs the site, with no Tandem code
-	# loaded (switching the filemap events on and off in tracefs under
-	# reads; testing.md). On 6.1 it runs in the main boot as before.
-	skip='' life=0
+	# and remove page-cache folios) and the tracker tests (BPF attached and
+	# detached, kprobes included, under reads and faults) run in a boot of
+	# their own with single-threaded TCG: under QEMU 7.2's multi-threaded
+	# TCG, 6.12 takes an int3 oops in __filemap_remove_folio when a
+	# tracepoint's static key is patched while another vCPU runs the site,
+	# with no Tandem code loaded (switching the filemap events on and off in
+	# tracefs under reads; testing.md), and once jumped to 0 from
+	# finish_fault in 50-tracker's kprobe case. On 6.1 they run in the
+	# main boot as before.
+	skip='' life=0 lifetests='45-*,5*'
 	if [ "$(printf '%s\n' 6.12 "$k" | sort -V | head -n 1)" = 6.12 ]; then
-		skip='45-*' life=1
+		skip=$lifetests life=1
 	fi
 	if [ -z "$tag" ]; then	# build/logs/vm/ and build/logs/vm.results, as before
 		bash selftests/vm/run-vm.sh --kernel "$k" --skip "$skip" $quiet
@@ -42,7 +45,7 @@ for k in $kernels; do
 	fi
 	if [ $life -eq 1 ]; then
 		VM_LOGDIR=$top/$B/logs/vm-life$tag bash selftests/vm/run-vm.sh --kernel "$k" \
-			--tests '45-*' --tcg single --quiet
+			--tests "$lifetests" --tcg single --quiet
 		results+=("$B/logs/vm-life$tag/vm.results")
 	fi
 	# the module, netlink and steering tests again with node 1 as dax/kmem
