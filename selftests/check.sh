@@ -31,10 +31,8 @@ for k in $kernels; do
 	# tracefs under reads; testing.md), and once jumped to 0 from
 	# finish_fault in 50-tracker's kprobe case. On 6.1 they run in the
 	# main boot as before.
-	skip='' life=0 lifetests='45-*,5*'
-	if [ "$(printf '%s\n' 6.12 "$k" | sort -V | head -n 1)" = 6.12 ]; then
-		skip=$lifetests life=1
-	fi
+	skip='' lifetests='45-*,5*'
+	[ "$(printf '%s\n' 6.12 "$k" | sort -V | head -n 1)" = 6.12 ] && skip=$lifetests
 	if [ -z "$tag" ]; then	# build/logs/vm/ and build/logs/vm.results, as before
 		bash selftests/vm/run-vm.sh --kernel "$k" --skip "$skip" $quiet
 		results+=("$B/logs/vm.results")
@@ -43,7 +41,7 @@ for k in $kernels; do
 			--skip "$skip" $quiet
 		results+=("$B/logs/vm$tag/vm.results")
 	fi
-	if [ $life -eq 1 ]; then
+	if [ -n "$skip" ]; then	# what the main boot left out, single-threaded
 		VM_LOGDIR=$top/$B/logs/vm-life$tag bash selftests/vm/run-vm.sh --kernel "$k" \
 			--tests "$lifetests" --tcg single --quiet
 		results+=("$B/logs/vm-life$tag/vm.results")
