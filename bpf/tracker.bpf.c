@@ -130,6 +130,13 @@ struct pending {
 	__u32 file_id;
 	__u32 dataset;
 	__u32 valid;
+	__u32 evicts;		/* the file's fileinfo.evicts when the range began */
+	/*
+	 * the job of the ranges: at a thread's exit its process may have left
+	 * `tasks` already (another thread saw signal->live reach 0 first)
+	 */
+	__u32 job;
+	__u32 pad;
 	/* a page fault on a page that was not cached yet (mmap, 6.18) */
 	__u32 fault_valid;
 	__u64 fault_index;
@@ -309,9 +316,48 @@ int BPF_PROG(trk_tp_evict, struct folio *folio)
 
 /* ---- read(), tracepoint flavour (6.18): requested ranges ---- */
 
+/* a read range begins: what its flush checks against (see fileinfo) */
+static __always_inline void pending_begin(struct pending *p, __u32 job)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
+
+	p->evicts = fi ? fi->evicts : 0;
+	p->job = job;
+}
+
+/*
+ * A read of a file one other job loaded entirely (fileinfo.loader), with no
+ * eviction of the file since the range began: every page of it is a shared
+ * hit of that job, so it is counted without the walk. The result is the
+ * walk's: the walk would find the loader's extent at every page. Otherwise
+ * (false), the walk counts it.
+ */
+static __always_inline bool read_one_loader(struct pending *p, __u32 job)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
+	struct tandem_trk_counts *c;
+	__u32 loader;
+	__u64 n;
+
+	if (!fi || p->last < p->first || p->last >> 32)
+		return false;
+	loader = fi->loader;
+	if (loader == LOADER_UNSET || loader == LOADER_MIXED || loader == job + 1 ||
+	    fi->evicts != p->evicts)
+		return false;
+	n = p->last - p->first + 1;
+	if (n > MAX_RANGE_PAGES)
+		return false;
+	matrix_add(job, loader - 1, p->dataset, n);
+	c = counts_of(job, p->dataset);
+	if (c)
+		__sync_fetch_and_add(&c->shared_hit, n);
+	return true;
+}
+
 static __always_inline void pending_flush(struct pending *p, __u32 job)
 {
-	if (p->valid && job)
+	if (p->valid && job && !read_one_loader(p, job))
 		account(job, p->file_id, p->dataset, p->first, p->last, 0, &p->hint);
 	p->valid = 0;
 }
@@ -397,6 +443,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	p->last = (size - 1) >> PAGE_SHIFT_4K;
 	if (last_index < p->last)
 		p->last = last_index;
+	pending_begin(p, job);
 	p->valid = 1;
 	return 0;
 }
@@ -495,6 +542,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	p->first = lo;
 	p->last = hi;
 	p->hint = hint;
+	pending_begin(p, job);
 	p->valid = 1;
 }
 
@@ -672,6 +720,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	p->fault_dataset = f->dataset;
 	p->fault_index = fc.index;
 	p->fault_eof = eof_page(fc.mapping);
+	p->job = job;
 	p->fault_valid = 1;
 	return 0;
 }
@@ -786,13 +835,14 @@ int BPF_PROG(trk_tp_exit, struct task_struct *task)
 	int live;
 
 	job = current_job();
-	if (!job)
-		return 0;
 	p = bpf_task_storage_get(&pending, cur, NULL, 0);
 	if (p) {
-		pending_flush(p, job);
-		fault_flush(p, job);
+		/* the process may be out of `tasks` already (see pending) */
+		pending_flush(p, job ?: p->job);
+		fault_flush(p, job ?: p->job);
 	}
+	if (!job)
+		return 0;
 	live = BPF_CORE_READ(task, signal, live.counter);
 	if (live)
 		return 0;

@@ -42,9 +42,25 @@ struct {
 /*
  * per file_id: the extent sizes the file has had (a lookup hint). Sizes are
  * powers of two, so the OR of the sizes is the mask: bit k, size 2^k.
+ *
+ * And whether one job loaded every cached page of the file (`loader`): then
+ * a read of the file by any other job is all shared hits of that job, and
+ * is counted without walking its extents (tracker_access.bpf.h). It is set
+ * at the file's first tracked insert when that folio is all the file has
+ * in the cache (so no page was cached before tracking began), and becomes
+ * MIXED for good when another job inserts a page, or a cached page is left
+ * without a state (no budget, a full map, a misaligned folio). `evicts`
+ * counts the file's evictions, so that a read whose pages may have left
+ * the cache before it is counted (which the walk counts as hits of no job)
+ * is walked.
  */
+#define LOADER_UNSET	0		/* no tracked insert yet */
+#define LOADER_MIXED	0xffffffffU	/* otherwise: the loading job + 1 */
+
 struct fileinfo {
 	__u32 orders;		/* bit k: an extent of 2^k pages was made */
+	__u32 loader;		/* LOADER_UNSET, LOADER_MIXED or job + 1 */
+	__u32 evicts;		/* evictions of the file's folios, wrapping */
 	__u32 pad;
 };
 
@@ -80,6 +96,40 @@ static __always_inline void file_orders_add(__u32 file_id, __u32 orders)
 
 	if (fi && (fi->orders & orders) != orders)
 		__sync_fetch_and_or(&fi->orders, orders);
+}
+
+static __always_inline void file_mixed(__u32 file_id)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+
+	if (fi && fi->loader != LOADER_MIXED)
+		fi->loader = LOADER_MIXED;
+}
+
+/*
+ * A folio of NR pages of MAPPING inserted by JOB: is the file still loaded
+ * by one job? At the first insert, only when the folio is all the file has
+ * in the cache: the tracepoint fires with the folio locked and counted in
+ * nrpages, so any other page there was cached before, or at the same time.
+ */
+static __always_inline void file_loader_note(__u32 file_id, __u32 job,
+					     struct address_space *mapping, __u32 nr)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	__u32 cur, want = job + 1;
+
+	if (!fi)
+		return;
+	cur = fi->loader;
+	if (cur == want || cur == LOADER_MIXED)
+		return;
+	if (cur == LOADER_UNSET && want != LOADER_UNSET && want != LOADER_MIXED &&
+	    mapping->nrpages == nr) {
+		cur = __sync_val_compare_and_swap(&fi->loader, LOADER_UNSET, want);
+		if (cur == LOADER_UNSET || cur == want)
+			return;
+	}
+	fi->loader = LOADER_MIXED;
 }
 
 /* ---- the budget: meta.pages_tracked <= max_pages ---- */
@@ -199,6 +249,8 @@ struct carve_ctx {
 	__u64 h;
 	__u32 s;
 	__u32 nr;		/* the split extent's size */
+	__u32 file_id;
+	__u32 pad;
 };
 
 /*
@@ -245,7 +297,9 @@ static long carve_level(__u32 l, void *data)
 	sib = (cc->h & ~((__u64)half - 1)) ^ half;
 	ext_slice(&cb->src, sib - cc->head, half, &cb->dst);
 	key = cc->base | sib;
-	bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY);
+	/* a cached half left without a state: the file is no longer one job's */
+	if (bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY))
+		file_mixed(cc->file_id);
 	return 0;
 }
 
@@ -264,13 +318,15 @@ static __always_inline void carve(__u64 base, __u64 head, __u64 h, __u32 s,
 	cc->head = head;
 	cc->h = h;
 	cc->s = s;
+	cc->file_id = file_id;
 	/* copied first: a half may take the old key */
 	ext_copy(&cb->src, e);
 	cc->nr = cb->src.nr;
 	bpf_loop(EXT_ORDERS - 1, carve_level, NULL, 0);
 	if (keep) {
 		ext_slice(&cb->src, cc->h - cc->head, cc->s, &cb->dst);
-		bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY);
+		if (bpf_map_update_elem(&pages, &key, &cb->dst, BPF_ANY))
+			file_mixed(file_id);
 	} else if (cc->h == cc->head) {
 		/* no half took the old key */
 		bpf_map_delete_elem(&pages, &key);
@@ -342,6 +398,8 @@ struct big_ctx {
 	__u64 index;
 	__u32 job;
 	__u32 failed;
+	__u32 file_id;
+	__u32 pad;
 };
 
 static long insert_block(__u32 i, void *data)
@@ -349,8 +407,10 @@ static long insert_block(__u32 i, void *data)
 	struct big_ctx *bc = data;
 
 	if (extent_new(bc->base, bc->index + (__u64)i * TANDEM_TRK_EXTENT_MAX,
-		       TANDEM_TRK_EXTENT_MAX, bc->job))
+		       TANDEM_TRK_EXTENT_MAX, bc->job)) {
 		bc->failed += TANDEM_TRK_EXTENT_MAX;
+		file_mixed(bc->file_id);
+	}
 	return 0;
 }
 
@@ -368,13 +428,16 @@ static __always_inline int on_insert(struct folio *folio)
 	c = counts_of(job, fa.dataset);
 	if (c)
 		__sync_fetch_and_add(&c->miss, fa.nr);
+	file_loader_note(fa.file_id, job, folio->mapping, fa.nr);
 	/* page-cache folios are naturally aligned; anything else gets no state */
 	if ((fa.index & (fa.nr - 1)) || !budget_take(fa.nr)) {
+		file_mixed(fa.file_id);
 		GLOBAL_INC(insert_failed, fa.nr);
 		return 0;
 	}
 	if (fa.nr <= TANDEM_TRK_EXTENT_MAX) {
 		if (extent_new(fa.base, fa.index, fa.nr, job)) {
+			file_mixed(fa.file_id);
 			budget_give(fa.nr);
 			GLOBAL_INC(insert_failed, fa.nr);
 			return 0;
@@ -386,6 +449,7 @@ static __always_inline int on_insert(struct folio *folio)
 	bc.base = fa.base;
 	bc.index = fa.index;
 	bc.job = job;
+	bc.file_id = fa.file_id;
 	bpf_loop(fa.nr / TANDEM_TRK_EXTENT_MAX, insert_block, &bc, 0);
 	file_orders_add(fa.file_id, TANDEM_TRK_EXTENT_MAX);
 	/* no branch on what the loop counted (see access_ctx) */
@@ -393,6 +457,15 @@ static __always_inline int on_insert(struct folio *folio)
 	GLOBAL_INC(insert_failed, bc.failed);
 	GLOBAL_INC(inserted, fa.nr - bc.failed);
 	return 0;
+}
+
+/* a folio of the file leaves the cache: a read pending may lose pages */
+static __always_inline void file_evicted(__u32 file_id)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+
+	if (fi)
+		__sync_fetch_and_add(&fi->evicts, 1);
 }
 
 /* N pages loaded by LOADER left the cache */
@@ -451,6 +524,7 @@ static __always_inline int on_evict(struct folio *folio)
 
 	if (!folio_target(folio, &fa))
 		return 0;
+	file_evicted(fa.file_id);
 	key = fa.base | fa.index;
 	head = fa.index;
 	e = bpf_map_lookup_elem(&pages, &key);

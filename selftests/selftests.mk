@@ -17,12 +17,12 @@ VM_BINS        += $(VM_TEST_BINS)
 
 ALL_TARGETS += $(HOST_TEST_BINS) $(VM_TEST_BINS)
 
-$(B)/selftests/host/%: selftests/host/%.c $(B)/asan/libtandemctl.a $(KSFT_DIR)/.stamp
+$(B)/selftests/host/%: selftests/host/%.c $(wildcard selftests/host/*.h) $(B)/asan/libtandemctl.a $(KSFT_DIR)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-sign-compare -Wno-unused-parameter $(SANFLAGS) $(CTL_CFLAGS) $(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
 		$(B)/asan/libtandemctl.a $(CTL_LDLIBS)
 
 # VM tests get ctl/lib/residency.c (libc only), the residency scan of selftests/lib/dataset.h
-$(B)/vm/tests/%: selftests/vm/tests/%.c $(wildcard selftests/lib/*.h) ctl/lib/residency.c ctl/lib/residency.h $(KSFT_DIR)/.stamp
+$(B)/vm/tests/%: selftests/vm/tests/%.c $(wildcard selftests/lib/*.h selftests/host/*.h) ctl/lib/residency.c ctl/lib/residency.h $(KSFT_DIR)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-unused-result -Wno-sign-compare -Wno-unused-parameter $(KSFT_CFLAGS) -Iselftests/lib -Ictl -static -o $@ $< ctl/lib/residency.c

@@ -23,7 +23,8 @@
 #              tracker=build/tandemctl): ds.bin's pages loaded by job
 #              "loader", both files then read by job "reader" (the shared-hit
 #              path of a follower job, and the path of a tracked process on
-#              a file of no dataset)
+#              a file of no dataset), then ds.bin again by job "loader"
+#              (file "own": a job re-reading the pages it loaded)
 #   cachestat  the peer (seqread's directory's cachestat), system-wide
 # Each configuration drops both files and reads them once cold (so both get
 # the folios readahead makes, and the tracker's loader loads ds.bin), then
@@ -186,11 +187,13 @@ cold() { # ROUND LOAD CFG FILE [tandemctl track args...]: drop, read once
 		print r "\t" l "\t" c "\t" f "\t" $10 "\t" $12 "\t" (s > 0 ? $4 / s / 1e9 : 0) }' \
 		"$work/cold.out" >>"$out/cold.tsv"
 }
-passes() { # ROUND LOAD CFG FILE [tandemctl track args...]
+passes() { # ROUND LOAD CFG FILE [tandemctl track args...]; FILE "own" reads ds.bin
 	r=$1 l=$2 c=$3 f=$4
 	shift 4
-	if [ $# -gt 0 ]; then "$@" -- "$S" "$work/$f.bin" "$passes"
-	else "$S" "$work/$f.bin" "$passes"; fi | awk -v r="$r" -v l="$l" -v c="$c" -v f="$f" \
+	p=$f
+	[ "$f" = own ] && p=ds
+	if [ $# -gt 0 ]; then "$@" -- "$S" "$work/$p.bin" "$passes"
+	else "$S" "$work/$p.bin" "$passes"; fi | awk -v r="$r" -v l="$l" -v c="$c" -v f="$f" \
 		'{ print r "\t" l "\t" c "\t" f "\t" $2 "\t" $10 "\t" $12 }' >>"$out/passes.tsv"
 }
 
@@ -231,6 +234,7 @@ throughput() { # ROUND LOAD CONFIG
 		TANDEM_TRACKER_DIR=$pin "$T" track -q --name reader -- true
 		passes "$1" "$2" "$3" ds env TANDEM_TRACKER_DIR="$pin" "$T" track -q --job reader
 		passes "$1" "$2" "$3" other env TANDEM_TRACKER_DIR="$pin" "$T" track -q --job reader
+		passes "$1" "$2" "$3" own env TANDEM_TRACKER_DIR="$pin" "$T" track -q --job loader
 		tracker_down ;;
 	esac
 }
@@ -247,9 +251,10 @@ delta() { # ROUND LOAD WHO PHASE FILE BYTES A B
 		"$work/snap.$7" "$work/snap.$8" >>"$out/stats.tsv"
 }
 # the phases, each between two snapshots; $1..$3 = ROUND LOAD WHO, then how
-# to run a job's reader ("" for none)
+# to run the loading job, the reading job and the loading job again ("" for
+# none)
 phases() {
-	r=$1 l=$2 w=$3 loader=$4 reader=$5
+	r=$1 l=$2 w=$3 loader=$4 reader=$5 owner=$6
 	"$S" --drop "$work/ds.bin" "$work/other.bin"
 	echo 1 >/proc/sys/kernel/bpf_stats_enabled
 	snap 0
@@ -261,30 +266,34 @@ phases() {
 	snap 3
 	$reader "$S" "$work/other.bin" "$passes" >/dev/null
 	snap 4
-	"$S" --drop "$work/ds.bin"
+	$owner "$S" "$work/ds.bin" "$passes" >/dev/null
 	snap 5
-	"$S" --drop "$work/other.bin"
+	"$S" --drop "$work/ds.bin"
 	snap 6
+	"$S" --drop "$work/other.bin"
+	snap 7
 	echo 0 >/proc/sys/kernel/bpf_stats_enabled
 	delta "$r" "$l" "$w" insert ds "$bytes" 0 1
 	delta "$r" "$l" "$w" insert other "$bytes" 1 2
 	delta "$r" "$l" "$w" read ds $((bytes * passes)) 2 3
 	delta "$r" "$l" "$w" read other $((bytes * passes)) 3 4
-	delta "$r" "$l" "$w" evict ds "$bytes" 4 5
-	delta "$r" "$l" "$w" evict other "$bytes" 5 6
+	delta "$r" "$l" "$w" read own $((bytes * passes)) 4 5
+	delta "$r" "$l" "$w" evict ds "$bytes" 5 6
+	delta "$r" "$l" "$w" evict other "$bytes" 6 7
 }
 bpf_time() { # ROUND LOAD WHO
 	case $3 in
 	cachestat)
 		peer_up
-		phases "$1" "$2" cachestat "" ""
+		phases "$1" "$2" cachestat "" "" ""
 		peer_down ;;
 	*)
 		T=$work/ctl-$3
 		tracker_up "$T"
 		TANDEM_TRACKER_DIR=$pin "$T" track -q --name reader -- true
 		phases "$1" "$2" "$3" "env TANDEM_TRACKER_DIR=$pin $T track -q --name loader --" \
-			"env TANDEM_TRACKER_DIR=$pin $T track -q --job reader --"
+			"env TANDEM_TRACKER_DIR=$pin $T track -q --job reader --" \
+			"env TANDEM_TRACKER_DIR=$pin $T track -q --job loader --"
 		tracker_down ;;
 	esac
 }

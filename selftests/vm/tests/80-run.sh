@@ -68,7 +68,7 @@ ksft_diag "cold before: $c0 pages; misses/own/shared: $(q '[.instances[] | "\(.n
 ksft_check "misses of all jobs = the dataset's pages (stat), cold start" \
 	eval 'test "$c0" -le $((P / 100)) && within "$(q "[.instances[].misses] | add")" $P 1'
 ksft_check "each job: misses + own + shared hits = one pass over the dataset" \
-	eval 'for i in 0 1 2; do within "$(q ".instances[$i] | .misses + .own_hits + .shared_hits")" $P 1 || exit 1; done'
+	eval '(for i in 0 1 2; do within "$(q ".instances[$i] | .misses + .own_hits + .shared_hits")" $P 1 || exit 1; done)'
 c1=$(cached)
 n1=$(node1_file)
 ksft_diag "residency: $(q '.residency_source'): $(q '.residency_bytes_per_node | map(. / 4096) | join(" ")') pages per node, steered $(q .module.steered_pages); fincore $c1 pages; node1 FilePages $((n1 / 4096)) pages"
