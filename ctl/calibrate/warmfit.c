@@ -14,7 +14,9 @@
  *    epoch (or of the run, without a boundary): past the first batches,
  *    which run slower (the loader fills its queue, the framework warms up);
  *  - CPU per byte: the group's CPU over the same window, over its bytes;
- *  - streams: the members that read at least a tenth of it (loader workers);
+ *  - streams: the members that read at least a tenth of it (loader workers),
+ *    between consecutive scans where no member left (its rchar then moves
+ *    to its parent); the count that read the most bytes;
  *  - the run-ahead W (the instance's window, unless window= was given):
  *    the steady line's bytes back at the first read, bytes(t_b) - R (t_b -
  *    first read), at least 0: what the loader read ahead of the step (its
@@ -97,22 +99,61 @@ static int scan_before(const struct warm_run *w, double t)
 	return 0;
 }
 
-/* members that read at least a tenth of what the group read between two scans */
-static double streams_between(const struct warm_scan *a, const struct warm_scan *b)
+/*
+ * Members that read at least a tenth of what the group read between two
+ * scans; *TOTAL: what it read. -1 when a member of A is gone in B: a reaped
+ * member's rchar moves to its parent, which then looks like the one reader
+ * (a loader whose workers end with each epoch, inside one window).
+ */
+static int streams_between(const struct warm_scan *a, const struct warm_scan *b,
+			   double *total)
 {
-	double d[WARM_MAX_PROCS], total = 0;
-	int n = 0;
+	double d[WARM_MAX_PROCS];
+	int n = 0, found;
 
+	*total = 0;
+	for (int j = 0; j < a->n; j++) {
+		found = 0;
+		for (int i = 0; i < b->n && !found; i++)
+			found = a->proc[j].pid == b->proc[i].pid;
+		if (!found)
+			return -1;
+	}
 	for (int i = 0; i < b->n; i++) {
 		d[i] = b->proc[i].rchar;
 		for (int j = 0; j < a->n; j++)
 			if (a->proc[j].pid == b->proc[i].pid)
 				d[i] -= a->proc[j].rchar;
-		total += d[i];
+		*total += d[i];
 	}
 	for (int i = 0; i < b->n; i++)
-		n += total > 0 && d[i] >= 0.1 * total;
-	return n ? n : 1;
+		n += *total > 0 && d[i] >= 0.1 * *total;
+	return n;
+}
+
+/*
+ * The read streams over scans A..B: per pair of consecutive scans with no
+ * member gone, how many members read; the count that read the most bytes
+ * wins. Without such a pair, the window's ends compared (at least 1).
+ */
+static double streams_over(const struct warm_run *w, int a, int b)
+{
+	double by_n[WARM_MAX_PROCS + 1] = { 0 }, total, best = 0;
+	int n, pick = 0;
+
+	for (int i = a; i < b; i++) {
+		n = streams_between(&w->scans[i], &w->scans[i + 1], &total);
+		if (n > 0 && total > 0)
+			by_n[n] += total;
+	}
+	for (n = 1; n <= WARM_MAX_PROCS; n++)
+		if (by_n[n] > best) {
+			best = by_n[n];
+			pick = n;
+		}
+	if (!pick)
+		pick = streams_between(&w->scans[a], &w->scans[b], &total);
+	return pick > 0 ? pick : 1;
 }
 
 /* the time the count first reached c */
@@ -160,7 +201,7 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	out->cpu_s = sb->cpu - sa->cpu;
 	out->rate = bytes / out->window_s;
 	out->cpu_per_byte = out->cpu_s / bytes;
-	out->streams = streams_between(sa, sb);
+	out->streams = streams_over(w, a, b);
 	out->units_per_epoch = units;
 	/*
 	 * The run-ahead W: where the steady line is back at the first read
