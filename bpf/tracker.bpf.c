@@ -342,12 +342,20 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 	if (!fi || p->last < p->first || p->last >> 32)
 		return false;
 	loader = fi->loader;
-	if (loader == LOADER_UNSET || loader == LOADER_MIXED || loader == job + 1 ||
-	    fi->evicts != p->evicts)
+	if (loader == LOADER_UNSET || loader == LOADER_MIXED || fi->evicts != p->evicts)
 		return false;
 	n = p->last - p->first + 1;
 	if (n > MAX_RANGE_PAGES)
 		return false;
+	if (loader == job + 1) {
+		/* the loader's own pages: own hits once none of the file is fresh */
+		if (fi->fresh_ext)
+			return false;
+		c = counts_of(job, p->dataset);
+		if (c)
+			__sync_fetch_and_add(&c->own_hit, n);
+		return true;
+	}
 	matrix_add(job, loader - 1, p->dataset, n);
 	c = counts_of(job, p->dataset);
 	if (c)
@@ -826,6 +834,23 @@ int BPF_PROG(trk_tp_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/*
+ * The thread's pending fault, in a program of its own on the same
+ * tracepoint: the two flushes inlined in one program are more than the
+ * verifier's 1M instructions.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(trk_tp_exit_fault, struct task_struct *task)
+{
+	struct pending *p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(),
+						 NULL, 0);
+	__u32 job = current_job();
+
+	if (p)
+		fault_flush(p, job ?: p->job);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(trk_tp_exit, struct task_struct *task)
 {
@@ -836,11 +861,9 @@ int BPF_PROG(trk_tp_exit, struct task_struct *task)
 
 	job = current_job();
 	p = bpf_task_storage_get(&pending, cur, NULL, 0);
-	if (p) {
-		/* the process may be out of `tasks` already (see pending) */
+	/* the process may be out of `tasks` already (see pending) */
+	if (p)
 		pending_flush(p, job ?: p->job);
-		fault_flush(p, job ?: p->job);
-	}
 	if (!job)
 		return 0;
 	live = BPF_CORE_READ(task, signal, live.counter);

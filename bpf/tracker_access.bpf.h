@@ -38,6 +38,7 @@ struct access_ctx {
 	__u32 run;		/* its length: one matrix update per run */
 	__u32 probe;		/* the next lookup is the range's first */
 	__u32 pad;
+	struct fileinfo *fi;	/* the file's: fresh_ext (ext_fresh_take) */
 };
 
 static __always_inline void count_shared(struct access_ctx *ac, __u32 loader,
@@ -63,7 +64,8 @@ static __always_inline void count_extent(struct access_ctx *ac, struct tandem_tr
 					 __u64 head, __u64 a, __u64 b)
 {
 	__u64 lo = a - head, hi = b - head, mask, old;
-	__u32 n = b - a + 1, firsts = 0;
+	__u32 n = b - a + 1, firsts = 0, had;
+	__u64 x, y;
 
 	if (e->loader != ac->job) {
 		count_shared(ac, e->loader, n);
@@ -85,7 +87,20 @@ static __always_inline void count_extent(struct access_ctx *ac, struct tandem_tr
 		old = __sync_fetch_and_and(&e->fresh[w], ~mask);
 		firsts += popcount64(old & mask);
 	}
-	__sync_fetch_and_add(&e->nfresh, -firsts);
+	had = __sync_fetch_and_add(&e->nfresh, -firsts);
+	/*
+	 * The extent's last fresh pages (firsts != 0 and had == firsts):
+	 * fileinfo.fresh_ext, see ext_fresh_take. Computed without a branch
+	 * and added in the map, not in this context: the mmap path's callback
+	 * is at the verifier's limit, and either doubles its states. For
+	 * 0 <= v < 2^32, (v - 1) >> 63 is v == 0 and (0 - v) >> 63 is v != 0;
+	 * the barriers keep the compiler from turning them back into compares.
+	 */
+	x = (__u32)(had - firsts);
+	y = firsts;
+	barrier_var(x);
+	barrier_var(y);
+	__sync_fetch_and_add(&ac->fi->fresh_ext, -(__s32)(((x - 1) >> 63) & ((0 - y) >> 63)));
 	ac->first_access += firsts;
 	ac->own += n - firsts;
 }
@@ -195,6 +210,10 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 		GLOBAL_INC(index_too_big, 1);
 		return;
 	}
+	/* an array index below max_files + 1: always there */
+	ac.fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	if (!ac.fi)
+		return;
 	n = last - first + 1;
 	if (n > MAX_RANGE_PAGES) {
 		GLOBAL_INC(range_capped, n - MAX_RANGE_PAGES);

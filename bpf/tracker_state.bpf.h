@@ -52,16 +52,19 @@ struct {
  * without a state (no budget, a full map, a misaligned folio). `evicts`
  * counts the file's evictions, so that a read whose pages may have left
  * the cache before it is counted (which the walk counts as hits of no job)
- * is walked.
+ * is walked. `fresh_ext` counts the file's extents that have fresh pages, so
+ * that a re-read by the loader itself, once nothing is fresh, is all own
+ * hits without the walk too.
  */
 #define LOADER_UNSET	0		/* no tracked insert yet */
 #define LOADER_MIXED	0xffffffffU	/* otherwise: the loading job + 1 */
+#define FRESH_UNKNOWN	0x80000000U	/* fresh_ext after a carve; adds leave it nonzero */
 
 struct fileinfo {
 	__u32 orders;		/* bit k: an extent of 2^k pages was made */
 	__u32 loader;		/* LOADER_UNSET, LOADER_MIXED or job + 1 */
 	__u32 evicts;		/* evictions of the file's folios, wrapping */
-	__u32 pad;
+	__u32 fresh_ext;	/* extents with fresh pages (see ext_fresh_take) */
 };
 
 struct {
@@ -98,6 +101,34 @@ static __always_inline void file_orders_add(__u32 file_id, __u32 orders)
 		__sync_fetch_and_or(&fi->orders, orders);
 }
 
+static __always_inline void fresh_ext_add(__u32 file_id, __s32 d)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+
+	if (fi)
+		__sync_fetch_and_add(&fi->fresh_ext, d);
+}
+
+/*
+ * fileinfo.fresh_ext is exact: an extent counts once from when it is made
+ * with fresh pages until whoever takes its nfresh from > 0 to <= 0 first:
+ * the access that clears its last fresh bits (the fetch-and-add that
+ * returns exactly what it subtracts: tracker_access.bpf.h), or this swap,
+ * done before an extent leaves the map (evicted, carved, replaced as
+ * stale). An access holding a pointer to an extent that left finds 0 there
+ * (or less: a wrapped count, never swapped again) and takes nothing.
+ * Returns 1 when it took a count.
+ */
+static __always_inline __u32 ext_fresh_take(struct tandem_trk_page *e)
+{
+	__s64 old = (__s32)__sync_lock_test_and_set(&e->nfresh, 0);
+	__u64 v = old;
+
+	/* old > 0, without a branch (see count_extent) */
+	barrier_var(v);
+	return (0 - v) >> 63;
+}
+
 static __always_inline void file_mixed(__u32 file_id)
 {
 	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
@@ -130,6 +161,25 @@ static __always_inline void file_loader_note(__u32 file_id, __u32 job,
 			return;
 	}
 	fi->loader = LOADER_MIXED;
+}
+
+/*
+ * After a carve: the sizes made; and the file's count of extents with fresh
+ * pages is given up (FRESH_UNKNOWN, for good: its loader's re-reads are
+ * walked). Keeping it exact through carving costs branches in the access
+ * loop's callback, which is at the verifier's limit; with the one lookup
+ * file_orders_add() makes, this costs none. Small folios (6.1, 6.12 on
+ * ext4) are never carved.
+ */
+static __always_inline void file_carved(__u32 file_id, __u32 orders)
+{
+	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+
+	if (!fi)
+		return;
+	fi->fresh_ext = FRESH_UNKNOWN;
+	if ((fi->orders & orders) != orders)
+		__sync_fetch_and_or(&fi->orders, orders);
 }
 
 /* ---- the budget: meta.pages_tracked <= max_pages ---- */
@@ -332,7 +382,7 @@ static __always_inline void carve(__u64 base, __u64 head, __u64 h, __u32 s,
 		bpf_map_delete_elem(&pages, &key);
 	}
 	/* sizes s .. nr / 2 were made; a size 2^k is bit k of an orders mask */
-	file_orders_add(file_id, (cc->nr - 1) & ~(cc->s - 1));
+	file_carved(file_id, (cc->nr - 1) & ~(cc->s - 1));
 }
 
 /* ---- insert and evict: one extent per folio ---- */
@@ -373,20 +423,27 @@ static __always_inline int extent_new(__u64 base, __u64 index, __u32 nr, __u32 j
 	struct tandem_trk_page e = { .loader = job, .nr = nr, .nfresh = nr };
 	struct tandem_trk_page *old;
 	__u64 key = base | index;
-	__u32 stale = 0;
+	__u32 stale = 0, taken = 0, file_id = base >> 32;
 
 #pragma unroll
 	for (int w = 0; w < EXT_WORDS; w++)
 		e.fresh[w] = nr >= (w + 1) * 64 ? ~0ULL :
 			     nr > w * 64 ? (1ULL << ((nr - w * 64) & 63)) - 1 : 0;
-	if (!bpf_map_update_elem(&pages, &key, &e, BPF_NOEXIST))
+	if (!bpf_map_update_elem(&pages, &key, &e, BPF_NOEXIST)) {
+		fresh_ext_add(file_id, 1);
 		return 0;
+	}
 	/* a state whose pages left without an event (tracker_state.bpf.h) */
 	old = bpf_map_lookup_elem(&pages, &key);
-	if (old)
+	if (old) {
 		stale = old->nr;
-	if (bpf_map_update_elem(&pages, &key, &e, BPF_ANY))
+		taken = ext_fresh_take(old);
+	}
+	if (bpf_map_update_elem(&pages, &key, &e, BPF_ANY)) {
+		fresh_ext_add(file_id, -(__s32)taken);
 		return -1;
+	}
+	fresh_ext_add(file_id, 1 - (__s32)taken);
 	budget_give(stale);
 	GLOBAL_INC(removed, stale);
 	return 0;
@@ -506,6 +563,7 @@ static long evict_scan(__u32 i, void *data)
 	}
 	n = e->nr;
 	loader = e->loader;
+	fresh_ext_add(ec->base >> 32, -(__s32)ext_fresh_take(e));
 	if (!bpf_map_delete_elem(&pages, &key)) {
 		ec->removed += n;
 		evicted(loader, ec->dataset, n);
@@ -538,6 +596,7 @@ static __always_inline int on_evict(struct folio *folio)
 	}
 	loader = e->loader;
 	if (head == fa.index && e->nr == fa.nr) {
+		fresh_ext_add(fa.file_id, -(__s32)ext_fresh_take(e));
 		if (bpf_map_delete_elem(&pages, &key)) {
 			GLOBAL_INC(evict_unknown, fa.nr);	/* deleted meanwhile */
 			return 0;

@@ -67,7 +67,7 @@ static const struct hook hooks[TANDEM_TRK_NR_HOOKS] = {
 		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_fork" } },
 	} },
 	[TANDEM_TRK_HOOK_EXIT] = { "exit", {
-		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_exit" } },
+		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_exit", "trk_tp_exit_fault" } },
 	} },
 	[TANDEM_TRK_HOOK_READ] = { "read", {
 		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_read" } },
