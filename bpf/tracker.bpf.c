@@ -347,19 +347,14 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 	n = p->last - p->first + 1;
 	if (n > MAX_RANGE_PAGES)
 		return false;
-	if (loader == job + 1) {
-		/* the loader's own pages: own hits once none of the file is fresh */
-		if (fi->fresh_ext)
-			return false;
-		c = counts_of(job, p->dataset);
-		if (c)
-			__sync_fetch_and_add(&c->own_hit, n);
-		return true;
-	}
-	matrix_add(job, loader - 1, p->dataset, n);
+	/* the loader's own pages: own hits once none of the file is fresh */
+	if (loader == job + 1 && fi->fresh_ext)
+		return false;
+	if (loader != job + 1)
+		matrix_add(job, loader - 1, p->dataset, n);
 	c = counts_of(job, p->dataset);
 	if (c)
-		__sync_fetch_and_add(&c->shared_hit, n);
+		__sync_fetch_and_add(loader == job + 1 ? &c->own_hit : &c->shared_hit, n);
 	return true;
 }
 

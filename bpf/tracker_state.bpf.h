@@ -93,12 +93,18 @@ static __always_inline __u32 file_orders(__u32 file_id)
 	return fi ? fi->orders : ALL_ORDERS;
 }
 
+static __always_inline void fi_orders_add(struct fileinfo *fi, __u32 orders)
+{
+	if ((fi->orders & orders) != orders)
+		__sync_fetch_and_or(&fi->orders, orders);
+}
+
 static __always_inline void file_orders_add(__u32 file_id, __u32 orders)
 {
 	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
-	if (fi && (fi->orders & orders) != orders)
-		__sync_fetch_and_or(&fi->orders, orders);
+	if (fi)
+		fi_orders_add(fi, orders);
 }
 
 static __always_inline void fresh_ext_add(__u32 file_id, __s32 d)
@@ -178,8 +184,7 @@ static __always_inline void file_carved(__u32 file_id, __u32 orders)
 	if (!fi)
 		return;
 	fi->fresh_ext = FRESH_UNKNOWN;
-	if ((fi->orders & orders) != orders)
-		__sync_fetch_and_or(&fi->orders, orders);
+	fi_orders_add(fi, orders);
 }
 
 /* ---- the budget: meta.pages_tracked <= max_pages ---- */

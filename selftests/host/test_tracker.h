@@ -85,8 +85,11 @@ static int mmap_file(const char *path)
 	return 0;
 }
 
-/* the first half of the file, in 1 MiB read() calls */
-static int read_half(const char *path)
+/*
+ * The first LEN bytes (-1: half the file) in 1 MiB read() calls; RANDOM:
+ * without read-ahead (which may take the whole file)
+ */
+static int read_part(const char *path, off_t len, bool random)
 {
 	static char buf[1 << 20];
 	int fd = open(path, O_RDONLY);
@@ -96,26 +99,13 @@ static int read_half(const char *path)
 
 	if (fd < 0 || fstat(fd, &st))
 		return -1;
-	while (done < st.st_size / 2 &&
-	       (n = read(fd, buf, sizeof(buf) < (size_t)(st.st_size / 2 - done) ?
-			 sizeof(buf) : (size_t)(st.st_size / 2 - done))) > 0)
-		done += n;
-	close(fd);
-	return n < 0 ? -1 : 0;
-}
-
-/* the first LEN bytes, without read-ahead (which may take the whole file) */
-static int read_part(const char *path, size_t len)
-{
-	static char buf[1 << 20];
-	int fd = open(path, O_RDONLY);
-	size_t done = 0;
-	ssize_t n = 0;
-
-	if (fd < 0)
-		return -1;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
-	while (done < len && (n = pread(fd, buf, sizeof(buf), done)) > 0)
+	if (len < 0)
+		len = st.st_size / 2;
+	if (random)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	while (done < len &&
+	       (n = read(fd, buf, sizeof(buf) < (size_t)(len - done) ?
+			 sizeof(buf) : (size_t)(len - done))) > 0)
 		done += n;
 	close(fd);
 	return n < 0 ? -1 : 0;
@@ -159,7 +149,7 @@ static int reader_main(int argc, char **argv)
 			err = pthread_create(&t, NULL, thread_read, (void *)f) ||
 			      pthread_join(t, &ret) || ret;
 		} else if (!strcmp(mode, "read-half")) {
-			err = read_half(f);
+			err = read_part(f, -1, false);
 		} else if (!strcmp(mode, "read-wait")) {
 			char c = 'd';
 
@@ -634,7 +624,7 @@ TEST_F_TIMEOUT(tracker, cached_before_registration, TIMEOUT_S)
 
 	SKIP_IF_NO_BPF();
 	/* x.bin is in no dataset yet: a part of it cached by no job */
-	ASSERT_EQ(0, read_part(self->x, 4 << 20));
+	ASSERT_EQ(0, read_part(self->x, 4 << 20, true));
 	pre = fincore_pages(self->x);
 	ASSERT_LT(0, pre);
 	ASSERT_GT(total, pre);
