@@ -58,6 +58,7 @@ $PY "$top/examples/pytorch/gen_dataset.py" "$ds" --classes 4 --per-class 100 --s
 	--noise 0.2 >"$tmp/gen.out" || { ksft_diag "gen failed"; exit 1; }
 sync
 P=$(find "$ds" -type f -exec stat -c %s {} + | awk '{ p += int(($1 + 4095) / 4096) } END { print p }')
+ds_bytes=$(find "$ds" -type f -exec stat -c %s {} + | awk '{ b += $1 } END { print b }')
 ksft_diag "$(cat "$tmp/gen.out"); $P pages"
 job() {	# job ARCH SEED
 	echo "$PY $top/examples/pytorch/train.py $ds --arch $1 --size 32 --batch-size 16 --workers 2 --epochs 2 --seed $2"
@@ -76,11 +77,15 @@ rc=$?
 cal_s=$(echo "$(date +%s.%N) - $t0" | bc)
 cat "$tmp/cal.err"
 ksft_diag "calibrate ${cal_s} s: $(jq -c '[.instances[] | {name, rate_bps, cpu_s_per_byte, startup_s, startup_cpu_s, epoch_gap_s, streams, window_bytes, first: .warm_run.first_read_s}]' "$tmp/prof.json" 2>/dev/null)"
-pq() { jq -r "$1" "$tmp/prof.json" 2>/dev/null; }
+pq() { jq -r "$@" "$tmp/prof.json" 2>/dev/null; }
 ksft_check "calibrate: exit 0, both jobs measured by warm runs with the tracker" \
 	test $rc -eq 0 -a "$(pq '[.instances[] | select(.rate_source == "warm" and .warm_run.method == "tracker")] | length')" = 2
-ksft_check "calibrate: each job's rate, CPU per byte and read-ahead > 0" \
-	test "$(pq '[.instances[] | select(.rate_bps > 0 and .cpu_s_per_byte > 0 and .window_bytes > 0)] | length')" = 2
+# the read-ahead is the steady line back at the first read, clamped at 0
+# (model.md): where the first, slower batches lost more than the loader ran
+# ahead it is 0, which CI saw once (2026-12-02; epochs of 1.1 s here), so
+# it is checked as measured, not as positive
+ksft_check "calibrate: each job's rate and CPU per byte > 0, its read-ahead measured (no window= given) and within one epoch's bytes" \
+	test "$(pq --argjson ds "$ds_bytes" '[.instances[] | select(.rate_bps > 0 and .cpu_s_per_byte > 0 and .warm_run.window_measured == true and .window_bytes >= 0 and .window_bytes <= $ds)] | length')" = 2
 ksft_check "calibrate: start-up >= first read > 0.3 s (python, import torch), CPU in it > 0" \
 	test "$(pq '[.instances[] | select(.startup_s >= .warm_run.first_read_s and .warm_run.first_read_s > 0.3 and .startup_cpu_s > 0)] | length')" = 2
 ksft_expect_eq "calibrate: 2 read streams per job (its --workers 2)" \

@@ -500,6 +500,13 @@ FIXTURE_TEARDOWN(tracker)
 		       (long long)(tol), __a);				\
 } while (0)
 
+#define ASSERT_NEAR(expected, actual, tol) do {				\
+	long long __e = (expected), __a = (actual);			\
+	ASSERT_TRUE(__a >= __e - (tol) && __a <= __e + (tol))		\
+		TH_LOG("expected %lld +- %lld, got %lld", __e,		\
+		       (long long)(tol), __a);				\
+} while (0)
+
 /*
  * A cold read by A, then B, then A again, through MODE: A misses every page
  * and hits none; B hits every page, all loaded by A; A's second pass hits
@@ -513,25 +520,32 @@ static void shared_sequence(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, track_reader("--name A", mode, self->a));
 	pages = fincore_pages(self->a);
-	ASSERT_EQ(FILE_PAGES, pages);	/* the kernel cached all of it */
+	/*
+	 * the kernel cached all of it: within TOL, as a host's own reclaim
+	 * (DAMON's kdamond on the CI host) took 65 of 16384 pages between the
+	 * read and fincore once; B then loads those again and A's last pass
+	 * finds them B's
+	 */
+	ASSERT_NEAR(FILE_PAGES, pages, TOL(FILE_PAGES));
 	ASSERT_EQ(0, stats_row("A", "d1", NULL, &r));
-	EXPECT_NEAR(pages, r.miss, TOL(pages));
-	EXPECT_NEAR(pages, r.first, TOL(pages));
+	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));
+	EXPECT_NEAR(FILE_PAGES, r.first, TOL(FILE_PAGES));
 	EXPECT_EQ(0, r.own);
 	EXPECT_EQ(0, r.shared);
 
 	ASSERT_EQ(0, track_reader("--name B", mode, self->a));
 	ASSERT_EQ(0, stats_row("B", "d1", "A", &r));
-	EXPECT_NEAR(pages, r.shared, TOL(pages));
-	EXPECT_NEAR(pages, r.from_pages, TOL(pages));
-	EXPECT_EQ(0, r.miss);
+	EXPECT_NEAR(pages, r.shared, TOL(FILE_PAGES));
+	EXPECT_NEAR(pages, r.from_pages, TOL(FILE_PAGES));
+	EXPECT_NEAR(0, r.miss, TOL(FILE_PAGES));
+	EXPECT_NEAR(FILE_PAGES, r.shared + r.miss, TOL(FILE_PAGES));	/* each page once */
 	EXPECT_EQ(0, r.own);
 
 	ASSERT_EQ(0, track_reader("--job A", mode, self->a));
 	ASSERT_EQ(0, stats_row("A", "d1", NULL, &r));
-	EXPECT_NEAR(pages, r.own, TOL(pages));
-	EXPECT_NEAR(pages, r.miss, TOL(pages));	/* no new misses */
-	EXPECT_EQ(0, r.shared);
+	EXPECT_NEAR(FILE_PAGES, r.own + r.shared, TOL(FILE_PAGES));
+	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));	/* no new misses */
+	EXPECT_NEAR(0, r.shared, TOL(FILE_PAGES));
 }
 
 /* ---------------- the tests, run on both kernels ---------------- */

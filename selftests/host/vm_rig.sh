@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The VM rig reports what it must: a passing script passes, and a kernel
 # warning in dmesg, a failing test, or a hang each make the rig fail; a
-# module built for another kernel than the one to boot is refused.
+# kernel that panics while booting, before init, is booted once more and
+# then fails the run; a module built for another kernel than the one to boot
+# is refused.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
-ksft_plan 5
+ksft_plan 6
 if [ ! -r "$top/kmod/tandem.ko" ] || ! command -v qemu-system-x86_64 >/dev/null; then
-	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "single"; ksft_skip "splat"; ksft_skip "hang"; ksft_skip "vermagic"
+	ksft_skip "rig" "tandem.ko or qemu missing"; ksft_skip "single"; ksft_skip "splat"; ksft_skip "hang"; ksft_skip "boot panic"; ksft_skip "vermagic"
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-rig-XXXXXX)
@@ -40,6 +42,16 @@ if ! run hang.sh --vm-timeout 25 && grep -q "vm-did-not-finish" "$tmp/logs/vm.re
 	ksft_pass "a hang is a failure, with the console tail"
 else
 	sed 's/^/# /' "$tmp/hang.sh.out"; ksft_fail "a hang is a failure"
+fi
+# a panic before init (no root to mount: rdinit names no program): booted
+# twice, said so, and a failure
+if ! run ok.sh --append rdinit=/nonexistent --vm-timeout 60 &&
+	grep -q "vm-did-not-finish" "$tmp/logs/vm.results" &&
+	[ "$(grep -c 'qemu exited' "$tmp/ok.sh.out")" = 2 ] &&
+	grep -q 'panicked while booting, before init ran' "$tmp/ok.sh.out"; then
+	ksft_pass "a panic while booting is booted once more, then fails the run"
+else
+	sed 's/^/# /' "$tmp/ok.sh.out"; ksft_fail "a panic while booting is booted once more, then fails the run"
 fi
 # two kernels: hand the rig one kernel's module while it boots the other
 ko=$(readlink -f "$top/kmod/tandem.ko")

@@ -176,18 +176,19 @@ build_image() {
 mkdir -p "$vm"
 build_image || fail_rig "could not build the initramfs"
 img=$vm/data.img
-rm -f "$img"
-truncate -s "${disk}M" "$img"
-case $fs in
-ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L tandem-data "$img" ;;
-xfs) mkfs.xfs -q -f -L tandem-data "$img" ;;
-esac || fail_rig "mkfs.$fs failed"
+make_disk() {
+	rm -f "$img"
+	truncate -s "${disk}M" "$img"
+	case $fs in
+	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 -L tandem-data "$img" ;;
+	xfs) mkfs.xfs -q -f -L tandem-data "$img" ;;
+	esac || fail_rig "mkfs.$fs failed"
+}
 
 throttle=""
 [ "$bps" -gt 0 ] && throttle=",throttling.bps-total=$bps"
 console=$logdir/console.log
 tap=$logdir/tap.log
-: >"$console"; : >"$tap"
 # slab debugging (sanity checks, red zones, poisoning) of tandem.ko's own
 # caches: a use after free or an overrun there is reported as "BUG <cache>"
 append="console=ttyS0 loglevel=5 panic=-1 slub_debug=FZP,tandem_* tandem.timeout=$ttimeout"
@@ -231,6 +232,9 @@ cxl)
 esac
 tcgnote=''
 [ "$tcg" = single ] && tcgnote=' (single-threaded TCG)'
+boot_vm() {
+make_disk
+: >"$console"; : >"$tap"
 t0=$(date +%s.%N)
 timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu max \
 	-smp "$smp" "${machine[@]}" \
@@ -253,6 +257,21 @@ rm -f "$vm/cxl-lsa0.raw" "$vm/cxl-mem0.raw"
 [ -n "$tailpid" ] && wait "$tailpid" 2>/dev/null
 t1=$(date +%s.%N)
 echo "# vm: qemu exited $qstatus after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s$tcgnote"
+}
+
+# The kernel itself can die while booting under TCG, before init runs and
+# before tandem.ko is in the image's kernel: seen once in CI on 6.12, an
+# int3 oops in sched_clock_cpu while the kernel patched its own text
+# (static keys) on the other vCPU. Such a boot ran none of our code, so it is
+# booted once more, and said so; a panic once init has written to the TAP
+# console (tests began, or the module was loaded) is never retried.
+boot_vm
+if [ ! -s "$tap" ] && grep -aq 'Kernel panic' "$console"; then
+	echo "# vm: the kernel panicked while booting, before init ran (none of tandem's code had run); console:"
+	grep -a -m1 -B2 -A8 -E 'Oops|BUG:|Kernel panic' "$console" | sed 's/^/#   /'
+	echo "# vm: booting once more"
+	boot_vm
+fi
 
 # split the TAP stream into one log per test program and score each
 # (the guest's tty turns \n into \r\n)
