@@ -7,8 +7,15 @@
  *   steerbench nodes PATH...              cached pages per node (ground truth)
  *   steerbench movepages --node N PATH... the baseline: mmap + move_pages(2)
  *   steerbench waitsteer DSDIR -- CMD...  run CMD, wait for DSDIR/steer_pending 0
+ *   steerbench prefer NODE -- CMD...      exec CMD with MPOL_PREFERRED NODE:
+ *                                         its page-cache reads allocate there
  *   steerbench hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]
- *                                         the "model": anonymous memory held
+ *                  [--touch PCT --step-ms MS] [--report-s S]
+ *                                         the "model": anonymous memory held;
+ *                                         with --touch, a training step every
+ *                                         MS ms writes PCT% of it (one word per
+ *                                         cache line, in turn over all of it,
+ *                                         as weights and optimizer state are)
  *
  * PATH is a file or a directory (its regular files, by name). Output is one
  * line of key=value pairs per command, for the scripts to pick apart.
@@ -261,6 +268,11 @@ static int hog_place(struct tally *t)
 
 static struct tally held;	/* the model's pages per node so far */
 
+#define HOG_MAXREG	8
+static struct { char *mem; long n; } hog_reg[HOG_MAXREG];	/* its mappings */
+static int hog_nreg;
+static long hog_pages;
+
 /* Allocate and touch mib MiB (bound to node when node >= 0); print placement. */
 static int hog_alloc(long mib, int node, const char *what)
 {
@@ -277,6 +289,11 @@ static int hog_alloc(long mib, int node, const char *what)
 		return -errno;
 	for (k = 0; k < n; k++)
 		mem[k * pg] = (char)(k | 1);	/* a real page, not the zero page */
+	if (hog_nreg < HOG_MAXREG) {
+		hog_reg[hog_nreg].mem = mem;
+		hog_reg[hog_nreg++].n = n;
+		hog_pages += n;
+	}
 	err = hog_place(&t);
 	if (err)
 		return err;
@@ -289,18 +306,68 @@ static int hog_alloc(long mib, int node, const char *what)
 	return 0;
 }
 
+static double boot_s(void)	/* the clock of /proc/uptime, for the scripts */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One step: write one word per cache line of the next `npg` pages, in turn. */
+static void hog_touch(long npg, long *next)
+{
+	for (long k = 0; k < npg && hog_pages; k++, (*next)++) {
+		long i = *next % hog_pages;
+		int r = 0;
+
+		while (i >= hog_reg[r].n)
+			i -= hog_reg[r++].n;
+		for (long o = 0; o < pg; o += 64)
+			*(volatile uint64_t *)(hog_reg[r].mem + i * pg + o) += 1;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* the steps since the last report: their touch times, where the model is */
+static int hog_report(double *ms, int n)
+{
+	struct tally t = { 0 };
+	int err;
+
+	if (!n)
+		return 0;
+	err = hog_place(&t);
+	if (err)
+		return err;
+	qsort(ms, n, sizeof(*ms), cmp_double);
+	printf("hog: step t=%.2f steps=%d touch_ms_p50=%.3f touch_ms_p90=%.3f touch_ms_max=%.3f node0_mib=%.1f node1_mib=%.1f\n",
+	       boot_s(), n, ms[n / 2], ms[n * 9 / 10], ms[n - 1],
+	       t.r.nodes[0] * pg / 1048576.0, t.r.nodes[1] * pg / 1048576.0);
+	return 0;
+}
+
 /*
  * Hold mib MiB until SIGTERM; on SIGUSR1 take `grow` MiB more (bound to a
  * node if asked: a model whose framework binds its memory to local DRAM).
- * The signals stay blocked outside sigsuspend() so none is lost.
+ * With --touch, one step every step-ms writes touch% of the model's pages;
+ * every report-s a line gives the steps' touch times and the placement.
+ * The signals stay blocked and are taken by sigtimedwait(), so none is lost.
  */
 static int cmd_hog(int argc, char **argv)
 {
-	long mib = atol(argv[0]), grow = 0;
+	long mib = atol(argv[0]), grow = 0, next = 0;
+	double touch = 0, step_ms = 100, report_s = 2, *ms = NULL, t_step, t_rep;
 	const char *ready = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t block, old;
-	int bind = -1, err, fd;
+	int bind = -1, err, fd, nms = 0, cap = 0;
 
 	for (int k = 1; k + 1 < argc; k += 2)
 		if (!strcmp(argv[k], "--grow"))
@@ -309,6 +376,14 @@ static int cmd_hog(int argc, char **argv)
 			bind = atoi(argv[k + 1]);
 		else if (!strcmp(argv[k], "--ready"))
 			ready = argv[k + 1];
+		else if (!strcmp(argv[k], "--touch"))
+			touch = atof(argv[k + 1]);
+		else if (!strcmp(argv[k], "--step-ms"))
+			step_ms = atof(argv[k + 1]);
+		else if (!strcmp(argv[k], "--report-s"))
+			report_s = atof(argv[k + 1]);
+	if (touch < 0 || touch > 100 || !(step_ms > 0) || !(report_s > 0))
+		return fprintf(stderr, "steerbench hog: --touch 0-100, --step-ms and --report-s > 0\n"), 2;
 	sigemptyset(&block);
 	sigaddset(&block, SIGUSR1);
 	sigaddset(&block, SIGTERM);
@@ -321,16 +396,73 @@ static int cmd_hog(int argc, char **argv)
 		if (fd >= 0)
 			close(fd);
 	}
+	t_step = t_rep = now_s();
 	while (!err && !stop_req) {
-		sigsuspend(&old);
+		if (touch > 0) {
+			double wait = t_step + step_ms / 1e3 - now_s();
+			struct timespec ts = { 0 };
+			int sig;
+
+			if (wait > 0) {
+				ts.tv_sec = (time_t)wait;
+				ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
+			}
+			sig = sigtimedwait(&block, NULL, &ts);
+			if (sig > 0)
+				on_signal(sig);
+			else {
+				double a = now_s();
+
+				t_step = a;
+				hog_touch((long)(hog_pages * touch / 100), &next);
+				if (nms == cap) {
+					double *m2 = realloc(ms, (cap = cap ? 2 * cap : 256) * sizeof(*ms));
+
+					if (!m2) {
+						err = -ENOMEM;
+						break;
+					}
+					ms = m2;
+				}
+				ms[nms++] = (now_s() - a) * 1e3;
+				if (now_s() - t_rep >= report_s) {
+					err = hog_report(ms, nms);
+					nms = 0;
+					t_rep = now_s();
+				}
+			}
+		} else {
+			sigsuspend(&old);
+		}
 		if (grow_req && grow) {
 			grow_req = 0;
 			err = hog_alloc(grow, bind, "grew by");
 		}
 	}
+	if (!err)
+		err = hog_report(ms, nms);
+	free(ms);
 	if (err)
 		fprintf(stderr, "steerbench hog: %s\n", strerror(-err));
 	return err ? 1 : 0;
+}
+
+#define MPOL_PREFERRED_	1
+
+/* exec argv[2..] preferring node argv[0] for its allocations, page cache included */
+static int cmd_prefer(int argc, char **argv)
+{
+	unsigned long mask;
+	int node = atoi(argv[0]);
+
+	if (argc < 3 || strcmp(argv[1], "--") || node < 0 || node >= MAXNODE)
+		return fprintf(stderr, "usage: steerbench prefer NODE -- CMD...\n"), 2;
+	mask = 1UL << node;
+	if (syscall(SYS_set_mempolicy, MPOL_PREFERRED_, &mask, MAXNODE + 1))
+		return fprintf(stderr, "steerbench prefer: set_mempolicy: %s\n", strerror(errno)), 1;
+	execvp(argv[2], argv + 2);
+	fprintf(stderr, "steerbench prefer: %s: %s\n", argv[2], strerror(errno));
+	return 127;
 }
 
 int main(int argc, char **argv)
@@ -341,11 +473,14 @@ int main(int argc, char **argv)
 		return cmd_pages(argc - 2, argv + 2);
 	if (argc >= 5 && !strcmp(argv[1], "movepages") && !strcmp(argv[2], "--node"))
 		return cmd_pages(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "prefer"))
+		return cmd_prefer(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "waitsteer"))
 		return cmd_waitsteer(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "hog"))
 		return cmd_hog(argc - 2, argv + 2);
 	fprintf(stderr, "usage: steerbench nodes PATH... | movepages --node N PATH... |\n"
-		"       waitsteer DSDIR -- CMD... | hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]\n");
+		"       waitsteer DSDIR -- CMD... | hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]\n"
+		"       [--touch PCT --step-ms MS] [--report-s S] | prefer NODE -- CMD...\n");
 	return 2;
 }

@@ -12,6 +12,19 @@
 #        --rate PREFETCH_RATE MiB/s when params.sh sets it)
 #   4. two jobs started together: tandemctl loadgen, EPOCHS epochs, independent
 #      shuffles (seeds 1 and 2), COMPUTE per 1-file batch
+#      CONFIG place: as steer, and the jobs run with MPOL_PREFERRED node 1
+#        (steerbench prefer), so the pages they read are allocated there as
+#        they enter the cache: steering finds them in place, nothing copied
+#        (the bench's jobs only read; a real job's tensors would follow the
+#        policy too)
+#      CONFIG limits: no model, no module; the two limits of the others,
+#        measured in their boot's conditions: the dataset read cold in name
+#        order by one `cat` (the store's bandwidth: the disk-bound cold
+#        epoch is the dataset's bytes over it), then one epoch of both jobs
+#        over the dataset now cached (the warm epoch with nothing re-read)
+#   params.sh may set TOUCH_PCT and STEP_MS (the model writes TOUCH_PCT% of
+#   its memory every STEP_MS ms, steerbench hog --touch) and DECODE (CPU
+#   each job burns per sample, loadgen --decode)
 #   5. GROW_AT=N: when job A starts epoch N (0-based), the model takes GROW_MIB
 #      more, bound to node GROW_BIND (-1: default policy); GROW_AT=end: after
 #      the jobs. Where that memory lands is reported by the model itself.
@@ -32,7 +45,13 @@ snap() { # NAME: per-node memory (MiB) and allocation counters
 			/sys/devices/system/node/node$n/numastat)"
 	done
 	echo "C cpu $1 $(head -n 1 /proc/stat)"
-	echo "C vmstat $1 $(awk '$1 ~ /^(pgsteal_kswapd|pgsteal_direct|pgscan_kswapd|pgscan_direct|workingset_refault_file|numa_miss|numa_foreign|pgmigrate_success|allocstall_normal|allocstall_dma32)$/ {
+	# CPU ticks of the kernel threads that copy and reclaim (the comm is in
+	# parentheses: fields counted from its end)
+	echo "C kthreads $1 $(cat /proc/[0-9]*/stat 2>/dev/null | awk '{
+		c = $0; sub(/^[0-9]+ \(/, "", c); sub(/\).*/, "", c); split(substr($0, index($0, ") ") + 2), f, " ")
+		t = f[12] + f[13]; if (c ~ /^kswapd/) k += t; else if (c ~ /^kworker/) w += t; else if (c ~ /^kcompactd/) m += t }
+		END { printf "kswapd_ticks=%d kworker_ticks=%d kcompactd_ticks=%d", k, w, m }')"
+	echo "C vmstat $1 $(awk '$1 ~ /^(pgsteal_kswapd|pgsteal_direct|pgscan_kswapd|pgscan_direct|workingset_refault_file|numa_miss|numa_foreign|pgmigrate_success|allocstall_normal|allocstall_dma32|pgdemote_kswapd|pgdemote_direct|pgpromote_success|numa_hint_faults|numa_pages_migrated)$/ {
 		printf "%s=%s ", $1, $2 }' /proc/vmstat)"
 }
 
@@ -45,13 +64,46 @@ done
 sync
 echo 3 >/proc/sys/vm/drop_caches
 snap start
-$SB hog "$HOG_MIB" --grow "$GROW_MIB" --bind-grow "$GROW_BIND" --ready /tmp/hog.ready >/tmp/hog.out 2>&1 &
+pre=
+[ "$CONFIG" = place ] && pre="$SB prefer 1 --"
+job() { # NAME SEED [EPOCHS]: one training job in the background
+	$pre tandemctl -j loadgen "$D" --epochs "${3:-$EPOCHS}" --order shuffle --seed "$2" \
+		--compute "$COMPUTE" ${DECODE:+--decode "$DECODE"} --timeline "/tmp/$1.csv" >"/tmp/$1.json" 2>"/tmp/$1.err" &
+}
+if [ "$CONFIG" = limits ]; then
+	s0=$(sectors)
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	cat "$D"/* >/dev/null || exit 1
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	s1=$(sectors)
+	echo "C limit cold_read sectors=$((s1 - s0)) seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	echo "C dataset_nodes cached $($SB nodes "$D")"
+	s0=$(sectors)
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	job A 1 1
+	pid_A=$!
+	job B 2 1
+	pid_B=$!
+	wait "$pid_A"; st_A=$?
+	wait "$pid_B"; st_B=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	echo "C limit warm_epoch sectors=$(($(sectors) - s0)) seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	echo "C job A status=$st_A $(cat /tmp/A.json)"
+	echo "C job B status=$st_B $(cat /tmp/B.json)"
+	cat /tmp/A.err /tmp/B.err
+	[ "$st_A" = 0 ] && [ "$st_B" = 0 ]
+	exit
+fi
+$SB hog "$HOG_MIB" --grow "$GROW_MIB" --bind-grow "$GROW_BIND" --ready /tmp/hog.ready \
+	${TOUCH_PCT:+--touch "$TOUCH_PCT" --step-ms "${STEP_MS:-100}"} >/tmp/hog.out 2>&1 &
 hog=$!
 while [ ! -e /tmp/hog.ready ]; do
 	kill -0 $hog 2>/dev/null || { cat /tmp/hog.out; exit 1; }
 	sleep 0.2
 done
 cat /tmp/hog.out
+# a training model's step time alone, before the jobs: two reports
+[ -n "${TOUCH_PCT:-}" ] && sleep 4.5
 snap model
 
 if [ "$CONFIG" != off ]; then
@@ -63,10 +115,6 @@ s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
 # options before DATASET: `prefetch DATASET --rate R` is refused (see steering.md)
 [ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "${PREFETCH_RATE}M"} ds || exit 1; }
-job() { # NAME SEED: one training job in the background
-	tandemctl -j loadgen "$D" --epochs "$EPOCHS" --order shuffle --seed "$2" \
-		--compute "$COMPUTE" --timeline "/tmp/$1.csv" >"/tmp/$1.json" 2>"/tmp/$1.err" &
-}
 job A 1
 pid_A=$!
 job B 2
@@ -89,6 +137,7 @@ st_B=$?
 t1=$(cut -d' ' -f1 /proc/uptime)
 s1=$(sectors)
 echo "C disk_read_sectors $((s1 - s0)) mib=$(((s1 - s0) / 2048)) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+echo "C window t0=$t0 t1=$t1"
 echo "C job A status=$st_A $(cat /tmp/A.json)"
 echo "C job B status=$st_B $(cat /tmp/B.json)"
 cat /tmp/A.err /tmp/B.err
@@ -103,6 +152,6 @@ while [ "$GROW_MIB" -gt 0 ] && [ "$(grep -c 'grew by' /tmp/hog.out)" -eq 0 ]; do
 	sleep 0.2
 done
 snap final
-sed -n '2,$p' /tmp/hog.out
 kill $hog
 wait $hog
+sed -n '2,$p' /tmp/hog.out

@@ -1,30 +1,47 @@
 #!/usr/bin/env bash
 # The capacity scenario of bench/steer/capacity.sh (issue 4) in the rig's kmem
 # mode, where node 1 is dax/kmem memory in a lower memory tier (the path real
-# CXL memory takes), three ways:
+# CXL memory takes), in these configurations:
+#   limits    no model, no tandem.ko: the store's bandwidth (the dataset read
+#             cold in name order: the disk-bound cold epoch is its bytes over
+#             that) and one warm epoch of both jobs with the dataset cached
 #   off       the kernel's defaults (demotion off, numa_balancing as booted),
 #             tandem.ko not loaded
 #   tiering   the kernel's own tiering: demotion_enabled=1, numa_balancing=2
 #             (demotion under reclaim, TPP-style promotion), no tandem.ko
-#   prefetch  Tandem: tandem.ko steering plus `tandemctl prefetch` of the
-#             dataset, kernel defaults otherwise
+#   steer     Tandem: tandem.ko steering the dataset to node 1 as it is read
+#   prefetch  Tandem: steering plus `tandemctl prefetch` of the dataset
+#   prefetch-paced  as prefetch, the prefetch capped at --prefetch-rate MiB/s
+#   place     as steer, the jobs run with MPOL_PREFERRED node 1: their reads
+#             allocate the dataset's pages on node 1, no copy (the jobs here
+#             only read; a real job's own memory would follow the policy)
 #
-#   bench/tiering/capacity-kmem.sh [--configs off,tiering,prefetch] [--out DIR]
-#       [--wait-idle] [other options of bench/steer/capacity.sh's scenario:
-#       --node0-mb --node1-mb --bps --files --size-mib --model-mib --grow-mib
-#       --epochs --compute]
+#   bench/tiering/capacity-kmem.sh [--configs LIST] [--reps N] [--variant static|grow]
+#       [--out DIR] [--touch PCT] [--step-ms MS] [--decode DUR] [--prefetch-rate MIB]
+#       [--wait-idle] [--node0-mb --node1-mb --bps --files --size-mib
+#       --model-mib --grow-mib --epochs --compute]
 #
-# One VM boot per configuration, running bench/steer/vm-capacity.sh (reused
-# unchanged) under vm-tiering.sh, which sets the knobs. --wait-idle waits
-# before each boot until no qemu-system has run for 30 s (shared cores distort
-# the times); the most qemu-system processes seen during each run is recorded
-# in OUT/commands. Prints bench/steer/summary.py's table plus the kernel's demotion and
-# promotion counters. Raw output: OUT/CONFIG/vm/tap.log (default OUT:
+# Defaults: --configs limits,off,tiering,steer,prefetch --reps 3 --variant
+# static; the model (steerbench hog) writes --touch 5 % of its memory every
+# --step-ms 100 ms, and each job burns --decode 4ms of CPU per 1 MiB sample
+# besides its --compute 10ms (a sleep). The variants are bench/steer's: static
+# (520 MiB model, 128 MiB more after the jobs) and grow (400 MiB, 160 MiB
+# more bound to node 0 when job A starts epoch 1).
+#
+# Repetitions are interleaved: every configuration once, then again. One VM
+# boot per run, running bench/steer/vm-capacity.sh under vm-tiering.sh, which
+# sets the knobs. Before each boot the host's CPU use over 3 s, its load and
+# any other qemu-system are recorded (OUT/host.tsv); a run with another VM or
+# more than 15% of the host's CPUs busy is marked "not idle" in the summary.
+# --wait-idle waits before each boot until no qemu-system has run for 30 s.
+# Prints bench/tiering/summary.py's table (median and range per
+# configuration); raw output: OUT/CONFIG.REP/vm/tap.log (default OUT:
 # build/bench/tiering-kmem-TIME).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-configs=off,tiering,prefetch node0=768 node1=1024 bps=52428800
-nfiles=640 mib=1 model=520 grow=128 epochs=3 compute=10ms out= wait_idle=0
+configs=limits,off,tiering,steer,prefetch node0=768 node1=1024 bps=52428800
+nfiles=640 mib=1 model='' grow='' epochs=3 compute=10ms out= wait_idle=0
+reps=3 variant=static touch=5 step_ms=100 decode=4ms prate=20
 while [ $# -gt 0 ]; do
 	case $1 in
 	--configs) configs=$2; shift ;;
@@ -39,6 +56,12 @@ while [ $# -gt 0 ]; do
 	--compute) compute=$2; shift ;;
 	--out) out=$2; shift ;;
 	--wait-idle) wait_idle=1 ;;
+	--reps) reps=$2; shift ;;
+	--variant) variant=$2; shift ;;
+	--touch) touch=$2; shift ;;
+	--step-ms) step_ms=$2; shift ;;
+	--decode) decode=$2; shift ;;
+	--prefetch-rate) prate=$2; shift ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "capacity-kmem.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -49,60 +72,80 @@ sb=$top/$B/bench/steerbench
 for f in "$sb" "$top/kmod/tandem.ko" "$top/$B/tandemctl" "$top/bench/steer/vm-capacity.sh"; do
 	[ -e "$f" ] || { echo "capacity-kmem.sh: $f missing: run make" >&2; exit 1; }
 done
-out=${out:-$top/$B/bench/tiering-kmem-$(date +%Y%m%d-%H%M%S)}
-specs=()
+case $variant in
+static) grow_at=end grow_bind=-1 model=${model:-520} grow=${grow:-128} ;;
+grow) grow_at=1 grow_bind=0 model=${model:-400} grow=${grow:-160} ;;
+*) echo "capacity-kmem.sh: --variant static|grow" >&2; exit 2 ;;
+esac
 for c in ${configs//,/ }; do
 	case $c in
+	limits|off|tiering|steer|prefetch|prefetch-paced|place) ;;
+	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|place, not $c" >&2; exit 2 ;;
+	esac
+done
+out=${out:-$top/$B/bench/tiering-kmem-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+echo "# $(date -u +%FT%TZ) commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null)$(git -C "$top" diff --quiet 2>/dev/null || echo +changes): $0 $*" |
+	sed "s|$top/||g" >>"$out/commands"
+printf 'run\tstarted\thost_busy_pct\tload1\tother_qemu_before\tmost_qemu_during\n' >"$out/host.tsv"
+busy3() { # the host's CPU busy share over 3 s, /proc/stat
+	local a b
+	a=$(head -n 1 /proc/stat); sleep 3; b=$(head -n 1 /proc/stat)
+	echo "$a" "$b" | awk '{ n = (NF - 2) / 2; for (i = 2; i <= n + 1; i++) { d = $(i + n + 1) - $i; t += d; if (i == 5 || i == 6) idle += d }
+		printf "%.1f", t ? 100 * (t - idle) / t : 0 }'
+}
+runs=()
+for rep in $(seq 1 "$reps"); do
+for c in ${configs//,/ }; do
+	case $c in
+	limits) scen=limits knobs=default ;;
 	off) scen=off knobs=default ;;
 	tiering) scen=off knobs=tiering ;;
-	steer|prefetch) scen=$c knobs=default ;;
-	*) echo "capacity-kmem.sh: config off|tiering|steer|prefetch, not $c" >&2; exit 2 ;;
+	steer|prefetch|place) scen=$c knobs=default ;;
+	prefetch-paced) scen=prefetch knobs=default ;;
 	esac
-	mkdir -p "$out/$c/files"
-	cp "$sb" "$top/bench/steer/vm-capacity.sh" "$out/$c/files/"
-	# the model's memory stays fixed during the jobs and grows by --grow-mib
-	# after them, default policy (bench/steer's "static" variant)
-	cat >"$out/$c/files/params.sh" <<EOP
+	r=$c.$rep
+	mkdir -p "$out/$r/files"
+	cp "$sb" "$top/bench/steer/vm-capacity.sh" "$out/$r/files/"
+	cat >"$out/$r/files/params.sh" <<EOP
 CONFIG=$scen
 KNOBS=$knobs
 NFILES=$nfiles
 FSIZE=${mib}M
 HOG_MIB=$model
 GROW_MIB=$grow
-GROW_AT=end
-GROW_BIND=-1
+GROW_AT=$grow_at
+GROW_BIND=$grow_bind
 EPOCHS=$epochs
 COMPUTE=$compute
+TOUCH_PCT=$touch
+STEP_MS=$step_ms
+DECODE=$decode
 EOP
+	[ "$c" = prefetch-paced ] && echo "PREFETCH_RATE=$prate" >>"$out/$r/files/params.sh"
 	cmd=(bash "$top/selftests/vm/run-vm.sh" --mode kmem --script "$top/bench/tiering/vm-tiering.sh"
-		--files "$out/$c/files" --node0-mb "$node0" --node1-mb "$node1"
+		--files "$out/$r/files" --node0-mb "$node0" --node1-mb "$node1"
 		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout 900 --vm-timeout 1000 --quiet)
-	echo "# $c: ${cmd[*]}" | sed "s|$top/||g" | tee -a "$out/commands"
-	# idle = no qemu-system for 30 s in a row (a rig run leaves a few seconds
-	# between boots to build its image)
+	echo "# $r: ${cmd[*]}" | sed "s|$top/||g" >>"$out/commands"
 	quiet=0
 	while [ "$wait_idle" = 1 ] && [ $quiet -lt 30 ]; do
 		if pgrep qemu-system >/dev/null; then quiet=0; else quiet=$((quiet + 1)); fi
 		sleep 1
 	done
-	echo "# $c: started $(date -u +%FT%TZ), other qemu-system processes: $(pgrep -c qemu-system || true)" | tee -a "$out/commands"
-	# count other VMs during the run (sampled every 5 s) to flag distorted times
-	( while sleep 5; do pgrep -c qemu-system || true; done ) >"$out/$c/others" 2>/dev/null &
+	busy=$(busy3)
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	others=$(pgrep -c qemu-system || true)
+	started=$(date -u +%FT%TZ)
+	echo "# $r: started $started, host CPU busy $busy%, load $load, other qemu-system: $others"
+	( while sleep 5; do pgrep -c qemu-system || true; done ) >"$out/$r/others" 2>/dev/null &
 	sampler=$!
-	VM_LOGDIR=$out/$c "${cmd[@]}" >"$out/$c/rig.log" 2>&1 || true
+	VM_LOGDIR=$out/$r "${cmd[@]}" >"$out/$r/rig.log" 2>&1 || true
 	kill "$sampler" 2>/dev/null || true
-	echo "# $c: most qemu-system processes seen during the run, its own included: $(sort -n "$out/$c/others" | tail -n 1)" |
-		tee -a "$out/commands"
-	grep -aq '^# vm-end vm-tiering.sh 0' "$out/$c/vm/tap.log" ||
-		echo "capacity-kmem.sh: $c did not finish cleanly; see $out/$c/vm/tap.log" >&2
-	specs+=("$c=$out/$c/vm/tap.log")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$started" "$busy" "$load" "$others" \
+		"$(sort -n "$out/$r/others" | tail -n 1)" >>"$out/host.tsv"
+	grep -aq '^# vm-end vm-tiering.sh 0' "$out/$r/vm/tap.log" ||
+		echo "capacity-kmem.sh: $r did not finish cleanly; see $out/$r/vm/tap.log" >&2
+	runs+=("$r=$out/$r/vm/tap.log")
 done
-{
-	python3 "$top/bench/steer/summary.py" capacity "${specs[@]}"
-	echo
-	echo "kernel tiering over the whole run (/proc/vmstat deltas) and knobs:"
-	for s in "${specs[@]}"; do
-		printf '  %-9s %s\n' "${s%%=*}" "$(grep -a '^T knobs ' "${s#*=}" | cut -d' ' -f3-)"
-		printf '  %-9s %s\n' "" "$(grep -a '^T vmstat_delta ' "${s#*=}" | cut -d' ' -f3-)"
-	done
-} | tee "$out/summary.txt"
+done
+python3 "$top/bench/tiering/summary.py" --host "$out/host.tsv" "${runs[@]}" | tee "$out/summary.txt"
