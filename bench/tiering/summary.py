@@ -11,8 +11,14 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'steer'))
-from summary import capacity_one, kv  # noqa: E402  bench/steer/summary.py
+import importlib.util  # noqa: E402
+
+# bench/steer/summary.py's parser (loaded by path: both files are summary.py)
+_spec = importlib.util.spec_from_file_location(
+    'steer_summary', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'steer', 'summary.py'))
+_steer = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_steer)
+capacity_one, kv = _steer.capacity_one, _steer.kv
 
 HZ = 100  # USER_HZ: /proc/stat and /proc/PID/stat ticks
 
@@ -65,6 +71,21 @@ def cpu_s(r, a, b, fields):
     return sum(c[b][i - 1] - c[a][i - 1] for i in fields) / HZ
 
 
+def two_shuffles(t_disk, t_warm):
+    """
+    The shortest cold epoch of two jobs reading one dataset in independent
+    random orders, each at most at its warm rate (1 / t_warm of the dataset
+    per second), from a store that loads 1 / t_disk of it per second. At
+    equal progress x the jobs have needed 1 - (1 - x)^2 of the dataset, so
+    while the store is the limit dx/dt = (1 / t_disk) / (2 (1 - x)); that
+    exceeds the jobs' own rate once 1 - x < t_warm / (2 t_disk), and from
+    there they run at it. Order of loading cannot help: what the two jobs
+    have needed by x is the same whoever loaded it.
+    """
+    left = min(1.0, t_warm / (2 * t_disk))      # 1 - x where the jobs' rate takes over
+    return (1 - left * left) * t_disk + left * t_warm
+
+
 def main(argv):
     host = {}
     if len(argv) >= 2 and argv[0] == '--host':
@@ -98,14 +119,24 @@ def main(argv):
     lim = runs.get('limits', [])
     bw = [r['limit']['cold_read']['sectors'] * 512 / r['limit']['cold_read']['seconds']
           for _, r in lim if 'cold_read' in r['limit']]
-    warm = [r['limit']['warm_epoch']['seconds'] for _, r in lim if 'warm_epoch' in r['limit']]
     ds_bytes = statistics.median([r['limit']['cold_read']['sectors'] * 512
                                   for _, r in lim if 'cold_read' in r['limit']]) if bw else float('nan')
+    # a warm epoch counts only when it read (almost) nothing from the disk
+    warm = [r['limit']['warm_epoch']['seconds'] for _, r in lim if 'warm_epoch' in r['limit'] and
+            r['limit']['warm_epoch']['sectors'] * 512 <= 0.01 * ds_bytes]
+    for name, r in lim:
+        w = r['limit'].get('warm_epoch')
+        if w and w['sectors'] * 512 > 0.01 * ds_bytes:
+            print('  (%s: its warm epoch read %.0f MiB from the disk: not a warm epoch, left out)' % (
+                name, w['sectors'] * 512 / 1048576))
     cold_limit = ds_bytes / med(bw) if bw else float('nan')
+    shuffle_bound = two_shuffles(cold_limit, med(warm)) if warm else float('nan')
     if lim:
         print('limits (%d runs): store read cold in name order %s MiB/s; disk-bound cold epoch '
               '(dataset / that) %.1f s; warm epoch of both jobs, dataset cached: %s s' % (
                   len(lim), mr([b / 1048576 for b in bw]), cold_limit, mr(warm, '%.2f')))
+        print('  cold epoch of two jobs in independent shuffles, each no faster than its warm epoch: '
+              'at least %.1f s (two_shuffles() below)' % shuffle_bound)
         for name, r in lim:
             d = r.get('dataset', {})
             print('  %-18s dataset cached on node0/node1: %.0f / %.0f MiB' % (
@@ -187,6 +218,8 @@ def main(argv):
         e1 = med(row['eps'][0]) if row['eps'] else float('nan')
         if cold_limit == cold_limit:
             parts.append('cold epoch %.1f s = %.3f x the disk-bound limit' % (e1, e1 / cold_limit))
+        if shuffle_bound == shuffle_bound:
+            parts.append('%.3f x the two-shuffle bound' % (e1 / shuffle_bound))
         print('  %-15s %s' % (c, ', '.join(parts)))
 
 
