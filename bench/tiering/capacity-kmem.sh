@@ -39,6 +39,7 @@
 # build/bench/tiering-kmem-TIME).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+args="$*"
 configs=limits,off,tiering,steer,prefetch node0=768 node1=1024 bps=52428800
 nfiles=640 mib=1 model='' grow='' epochs=3 compute=10ms out= wait_idle=0
 reps=3 variant=static touch=5 step_ms=100 decode=4ms prate=20
@@ -85,7 +86,7 @@ for c in ${configs//,/ }; do
 done
 out=${out:-$top/$B/bench/tiering-kmem-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
-echo "# $(date -u +%FT%TZ) commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null)$(git -C "$top" diff --quiet 2>/dev/null || echo +changes): $0 $*" |
+echo "# $(date -u +%FT%TZ) commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null)$(git -C "$top" diff --quiet 2>/dev/null || echo +changes): $0 $args" |
 	sed "s|$top/||g" >>"$out/commands"
 printf 'run\tstarted\thost_busy_pct\tload1\tother_qemu_before\tmost_qemu_during\n' >"$out/host.tsv"
 busy3() { # the host's CPU busy share over 3 s, /proc/stat

@@ -39,6 +39,10 @@ def parse(tap):
             r['limit'][f[2]] = {k: float(v) for k, v in kv(f[3]).items()}
         elif line.startswith('hog: step '):
             r['steps'].append({k: float(v) for k, v in kv(line).items()})
+        elif 'Out of memory: Killed process' in line:
+            r['oom'] = r.get('oom', 0) + 1
+        elif line.startswith('hog: grew by '):
+            r['grew'] = True
         elif line.startswith('# vm-end vm-tiering.sh '):
             r['ok'] = line.split()[-1] == '0'
     return r
@@ -111,7 +115,9 @@ def main(argv):
     for c, rs in runs.items():
         for name, r in rs:
             h = r['host']
-            print('  %-18s %s%s%s' % (name, 'finished' if r.get('ok') else 'DID NOT FINISH',
+            print('  %-18s %s%s%s%s' % (name, 'finished' if r.get('ok') else 'DID NOT FINISH',
+                                       '' if not r.get('oom') else ', OOM KILLS: %d (the model: %s)' % (
+                                           r['oom'], 'grew' if r.get('grew') else 'killed before it grew'),
                                      ', host %s%% busy, load %s, qemu %s/%s' % (h[2], h[3], h[4], h[5]) if h else '',
                                      '' if r['idle'] else '  NOT IDLE'))
     print()
