@@ -65,6 +65,13 @@ done
 sync
 echo 3 >/proc/sys/vm/drop_caches
 snap start
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }'; }
+jobs_report() { # the two jobs' statuses and JSON, then their stderr
+	echo "C job A status=$st_A $(cat /tmp/A.json)"
+	echo "C job B status=$st_B $(cat /tmp/B.json)"
+	cat /tmp/A.err /tmp/B.err
+}
 pre=
 [ "$CONFIG" = place ] && pre="$SB prefer 1 --"
 job() { # NAME SEED [EPOCHS]: one training job in the background
@@ -73,27 +80,22 @@ job() { # NAME SEED [EPOCHS]: one training job in the background
 }
 if [ "$CONFIG" = limits ]; then
 	s0=$(sectors)
-	t0=$(cut -d' ' -f1 /proc/uptime)
+	t0=$(uptime_s)
 	# preferring node 1, so the whole dataset stays cached for the warm epoch
 	# (node 0 alone cannot hold it; the placement does not change the read)
 	$SB prefer 1 -- cat "$D"/* >/dev/null || exit 1
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	s1=$(sectors)
-	echo "C limit cold_read sectors=$((s1 - s0)) seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	echo "C limit cold_read sectors=$(($(sectors) - s0)) seconds=$(since "$t0")"
 	echo "C dataset_nodes cached $($SB nodes "$D")"
 	s0=$(sectors)
-	t0=$(cut -d' ' -f1 /proc/uptime)
+	t0=$(uptime_s)
 	job A 1 1
 	pid_A=$!
 	job B 2 1
 	pid_B=$!
 	wait "$pid_A"; st_A=$?
 	wait "$pid_B"; st_B=$?
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	echo "C limit warm_epoch sectors=$(($(sectors) - s0)) seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
-	echo "C job A status=$st_A $(cat /tmp/A.json)"
-	echo "C job B status=$st_B $(cat /tmp/B.json)"
-	cat /tmp/A.err /tmp/B.err
+	echo "C limit warm_epoch sectors=$(($(sectors) - s0)) seconds=$(since "$t0")"
+	jobs_report
 	[ "$st_A" = 0 ] && [ "$st_B" = 0 ]
 	exit
 fi
@@ -141,9 +143,7 @@ t1=$(cut -d' ' -f1 /proc/uptime)
 s1=$(sectors)
 echo "C disk_read_sectors $((s1 - s0)) mib=$(((s1 - s0) / 2048)) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 echo "C window t0=$t0 t1=$t1"
-echo "C job A status=$st_A $(cat /tmp/A.json)"
-echo "C job B status=$st_B $(cat /tmp/B.json)"
-cat /tmp/A.err /tmp/B.err
+jobs_report
 snap end
 echo "C dataset_nodes end $($SB nodes "$D")"
 [ "$CONFIG" != off ] && echo "C residency $(tandemctl -j residency ds)"

@@ -78,11 +78,16 @@ static) grow_at=end grow_bind=-1 model=${model:-520} grow=${grow:-128} ;;
 grow) grow_at=1 grow_bind=0 model=${model:-400} grow=${grow:-160} ;;
 *) echo "capacity-kmem.sh: --variant static|grow" >&2; exit 2 ;;
 esac
-for c in ${configs//,/ }; do
-	case $c in
-	limits|off|tiering|steer|prefetch|prefetch-paced|place) ;;
-	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|place, not $c" >&2; exit 2 ;;
+scenario() { # CONFIG: vm-capacity.sh's CONFIG and vm-tiering.sh's KNOBS for it
+	case $1 in
+	limits|off|steer|prefetch|place) echo "$1 default" ;;
+	tiering) echo "off tiering" ;;
+	prefetch-paced) echo "prefetch default" ;;
+	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|place, not $1" >&2; return 2 ;;
 	esac
+}
+for c in ${configs//,/ }; do
+	scenario "$c" >/dev/null || exit 2
 done
 out=${out:-$top/$B/bench/tiering-kmem-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
@@ -98,13 +103,7 @@ busy3() { # the host's CPU busy share over 3 s, /proc/stat
 runs=()
 for rep in $(seq 1 "$reps"); do
 for c in ${configs//,/ }; do
-	case $c in
-	limits) scen=limits knobs=default ;;
-	off) scen=off knobs=default ;;
-	tiering) scen=off knobs=tiering ;;
-	steer|prefetch|place) scen=$c knobs=default ;;
-	prefetch-paced) scen=prefetch knobs=default ;;
-	esac
+	read -r scen knobs < <(scenario "$c")
 	r=$c.$rep
 	mkdir -p "$out/$r/files"
 	cp "$sb" "$top/bench/steer/vm-capacity.sh" "$out/$r/files/"

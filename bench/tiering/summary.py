@@ -6,19 +6,17 @@
 # CPU its copying and reclaim took; the limits measured in the same session;
 # ratios of the medians against kernel tiering and the default kernel.
 #   summary.py [--host HOST_TSV] CONFIG.REP=TAP_LOG...
+import importlib.util
 import os
-import re
 import statistics
 import sys
-
-import importlib.util  # noqa: E402
 
 # bench/steer/summary.py's parser (loaded by path: both files are summary.py)
 _spec = importlib.util.spec_from_file_location(
     'steer_summary', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'steer', 'summary.py'))
 _steer = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_steer)
-capacity_one, kv = _steer.capacity_one, _steer.kv
+capacity_one, kv, mib = _steer.capacity_one, _steer.kv, _steer.mib
 
 HZ = 100  # USER_HZ: /proc/stat and /proc/PID/stat ticks
 
@@ -61,10 +59,6 @@ def mr(v, fmt='%.1f'):
 def med(v):
     v = [x for x in v if x == x]
     return statistics.median(v) if v else float('nan')
-
-
-def mib(pages):
-    return int(pages) * 4096 / 1048576
 
 
 def cpu_s(r, a, b, fields):

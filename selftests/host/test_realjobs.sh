@@ -57,8 +57,8 @@ ds=$mnt/train
 $PY "$top/examples/pytorch/gen_dataset.py" "$ds" --classes 4 --per-class 100 --size 128 \
 	--noise 0.2 >"$tmp/gen.out" || { ksft_diag "gen failed"; exit 1; }
 sync
-P=$(find "$ds" -type f -exec stat -c %s {} + | awk '{ p += int(($1 + 4095) / 4096) } END { print p }')
-ds_bytes=$(find "$ds" -type f -exec stat -c %s {} + | awk '{ b += $1 } END { print b }')
+read -r P ds_bytes < <(find "$ds" -type f -exec stat -c %s {} + |
+	awk '{ p += int(($1 + 4095) / 4096); b += $1 } END { print p, b }')
 ksft_diag "$(cat "$tmp/gen.out"); $P pages"
 job() {	# job ARCH SEED
 	echo "$PY $top/examples/pytorch/train.py $ds --arch $1 --size 32 --batch-size 16 --workers 2 --epochs 2 --seed $2"

@@ -493,19 +493,15 @@ FIXTURE_TEARDOWN(tracker)
 		SKIP(return, "needs root, bpf() and /sys/kernel/btf/vmlinux"); \
 } while (0)
 
-#define EXPECT_NEAR(expected, actual, tol) do {				\
+/* CHECK is EXPECT_TRUE (go on) or ASSERT_TRUE (end the test) */
+#define CHECK_NEAR(CHECK, expected, actual, tol) do {			\
 	long long __e = (expected), __a = (actual);			\
-	EXPECT_TRUE(__a >= __e - (tol) && __a <= __e + (tol))		\
+	CHECK(__a >= __e - (tol) && __a <= __e + (tol))			\
 		TH_LOG("expected %lld +- %lld, got %lld", __e,		\
 		       (long long)(tol), __a);				\
 } while (0)
-
-#define ASSERT_NEAR(expected, actual, tol) do {				\
-	long long __e = (expected), __a = (actual);			\
-	ASSERT_TRUE(__a >= __e - (tol) && __a <= __e + (tol))		\
-		TH_LOG("expected %lld +- %lld, got %lld", __e,		\
-		       (long long)(tol), __a);				\
-} while (0)
+#define EXPECT_NEAR(expected, actual, tol) CHECK_NEAR(EXPECT_TRUE, expected, actual, tol)
+#define ASSERT_NEAR(expected, actual, tol) CHECK_NEAR(ASSERT_TRUE, expected, actual, tol)
 
 /*
  * A cold read by A, then B, then A again, through MODE: A misses every page
