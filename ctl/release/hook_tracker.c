@@ -112,6 +112,7 @@ static int trk_job_stats(void *state, int idx, struct rel_job_stats *st)
 	st->misses = c.miss;
 	st->own_hits = c.own_hit;
 	st->shared_hits = c.shared_hit;
+	st->evicted = c.evict;
 	return 0;
 }
 

@@ -50,6 +50,7 @@ struct rel_job_stats {
 	uint64_t misses;	/* loaded from storage by this job */
 	uint64_t own_hits;	/* hits on pages this job loaded */
 	uint64_t shared_hits;	/* hits on pages another job loaded */
+	uint64_t evicted;	/* pages this job loaded that left the cache */
 };
 
 /* The dataset the instances read, as the hooks get it. */

@@ -197,10 +197,13 @@ static void print_inst(const struct rel_report *rep, int i)
 		out_u64("misses", " misses %llu", in->stats.misses);
 		out_u64("own_hits", " own %llu", in->stats.own_hits);
 		out_u64("shared_hits", " shared %llu", in->stats.shared_hits);
+		out_u64("evicted", in->stats.evicted ? " evicted %llu" : NULL,
+			in->stats.evicted);
 	} else {
 		out_null("misses", NULL);
 		out_null("own_hits", NULL);
 		out_null("shared_hits", NULL);
+		out_null("evicted", NULL);
 	}
 	out_text("\n");
 	out_obj_close();

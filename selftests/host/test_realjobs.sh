@@ -101,14 +101,21 @@ rc=$?
 c1=$(find "$ds" -type f -exec fincore -b -n -o PAGES {} + | awk '{ p += $1 } END { print p + 0 }')
 q() { jq -r "$1" "$tmp/r.json" 2>/dev/null; }
 ksft_diag "run: $(q '"M \(.measured_makespan_s) predicted \(.predicted_makespan_s) error \(.error)"')"
-ksft_diag "$(q '.instances[] | "\(.name): start \(.start_s) end \(.end_s) misses \(.misses) own \(.own_hits) shared \(.shared_hits) predicted end \(.predicted_end_s)"')"
+q '.instances[] | "\(.name): start \(.start_s) end \(.end_s) misses \(.misses) own \(.own_hits) shared \(.shared_hits) evicted \(.evicted) predicted end \(.predicted_end_s)"' |
+	while read -r l; do ksft_diag "$l"; done
 ksft_check "run: exit 0, both jobs exited 0, each printed its 2 epochs" \
 	test $rc -eq 0 -a "$(q '[.instances[] | select(.state == "exited" and .exit == 0)] | length')" = 2 \
 	-a "$(grep -c '^epoch [12]/2: .* 400 images' "$tmp/run.out")" = 4
 ksft_check "run: B released 2 s after A (+-50 ms)" \
 	test "$(q '(.instances[1].start_s - .instances[0].start_s - 2) | fabs < 0.05')" = true
-ksft_check "run: cold before (fincore $c0 of $P pages), the misses add up to the dataset's pages (+-2%)" \
-	test "$c0" -le $((P / 100)) -a "$(q "((.instances[0].misses + .instances[1].misses) - $P) | fabs <= $P * 0.02 + 4")" = true
+# a page the host evicted meanwhile (reclaim; DAMON runs on this host) and
+# read again is a second miss: CI saw 1549 misses for 1514 pages once
+# (2026-12-02), so the misses are checked against the pages plus the
+# evictions the tracker counted (the report's `evicted`)
+ev=$(q '[.instances[].evicted] | add')
+ksft_check "run: cold before (fincore $c0 of $P pages), the misses add up to the dataset's pages (-2%, +2% + the $ev evicted)" \
+	test "$c0" -le $((P / 100)) -a "$(q "(.instances[0].misses + .instances[1].misses) as \$m |
+		\$m >= $P * 0.98 - 4 and \$m <= $P * 1.02 + 4 + ([.instances[].evicted] | add)")" = true
 ksft_check "run: fincore sees the dataset cached after ($c1 of $P pages)" \
 	test "$c1" -ge $((P * 98 / 100))
 # the model's accuracy is measured under /work/bin/quiet (Documentation/validation.md);

@@ -4,14 +4,15 @@
 # instance is a tracker job from before its exec, the report's misses / own
 # hits / shared hits against the dataset's size (stat) and what fincore sees
 # cached, progress:F released on the tracker's per-job counters (checked
-# against what fincore sees cached at the release), and the read_bytes
-# fallback without the tracker. tandem.ko cannot load here: the residency comes from the
+# against what fincore sees cached at the release), the read_bytes
+# fallback without the tracker, and the pages a job evicted (it dropped what
+# it read). tandem.ko cannot load here: the residency comes from the
 # mincore/move_pages scan and is checked against fincore.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=14
+N=15
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
@@ -122,4 +123,14 @@ ksft_check "run: the files registered under another dataset first, A's misses = 
 ksft_diag "calibrate: $(jq -c '.instances[0] | {rate_bps, method: .warm_run.method}' "$tmp/p8.json" 2>/dev/null || tail -n 2 "$tmp/c8.out")"
 ksft_check "calibrate: the same files, its warm run measured by the tracker (rate > 0)" \
 	test "$(jq -r '.instances[0] | .rate_bps > 0 and .warm_run.method == "tracker"' "$tmp/p8.json" 2>/dev/null)" = true
+
+# 15: the report's evicted: a job that reads the dataset and then drops it
+# (POSIX_FADV_DONTNEED, as dd iflag=nocache does) evicted every page it loaded
+cold
+"$T" run --dataset "$ds" --report "$tmp/r9.json" -- sh -c \
+	"$T loadgen $ds --epochs 1 --order seq >/dev/null && for f in $ds/*; do dd if=\$f iflag=nocache count=0 status=none; done" \
+	>/dev/null 2>&1
+ksft_diag "read then dropped: $(jq -r '.instances[0] | "misses \(.misses) evicted \(.evicted)"' "$tmp/r9.json"); cached after $(cached)"
+ksft_check "run: a job that read the dataset and dropped it: evicted = misses = the dataset's pages" \
+	eval 'within "$(jq -r .instances[0].misses "$tmp/r9.json")" $P 1 && within "$(jq -r .instances[0].evicted "$tmp/r9.json")" $P 1'
 ksft_finish
