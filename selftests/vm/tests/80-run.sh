@@ -36,7 +36,11 @@ node1_file() { awk '/FilePages/ { print $4 * 1024 }' /sys/devices/system/node/no
 # is coreutils date itself (one exec, no shell), printing to run's stdout.
 # One run first: under TCG the first exec of a program pays for translating
 # its code, which would show as a late first instance; and all three are
-# released from their wait (0.2, 0.5, 0.8 s), so each pays the same wake-up
+# released from their wait (0.2, 0.5, 0.8 s), so each pays the same wake-up.
+# The bound is 100 ms here: the engine's own fork times are checked at 50 ms
+# (3), but from the fork to date reading its clock is an exec under TCG, which
+# took 64 ms more for one instance than for another once (CI, 2026-12-02);
+# the 50 ms claim on the instances' own clocks is test_run.sh's, on the host
 $DATE >/dev/null
 tandemctl run --dataset "$DS" --stagger 0.2,0.5,0.8 --report "$DIR/r0.json" -- \
 	$DATE +%s.%N ::: $DATE +%s.%N ::: $DATE +%s.%N >"$DIR/out0" 2>&1
@@ -49,9 +53,9 @@ ok=$(awk -v a="$(sed -n 1p $DIR/stamps)" -v b="$(sed -n 2p $DIR/stamps)" -v c="$
 	'BEGIN { d1 = b - a - 0.3; d2 = c - a - 0.6;
 		 printf "# instance-side offset errors: %+.1f ms, %+.1f ms\n", d1 * 1000, d2 * 1000;
 		 if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2;
-		 print (d1 < 0.05 && d2 < 0.05) ? "yes" : "no" }')
+		 print (d1 < 0.1 && d2 < 0.1) ? "yes" : "no" }')
 echo "$ok" | grep '^#'
-ksft_expect_eq "offsets seen by the instances (their own clocks) within 50 ms" "$(echo "$ok" | tail -n 1)" yes
+ksft_expect_eq "offsets seen by the instances (their own clocks) within 100 ms (exec under TCG)" "$(echo "$ok" | tail -n 1)" yes
 ksft_expect_eq "reported starts within 50 ms of requested" \
 	"$(q '[.instances[] | (.start_s - .requested_s) | fabs < 0.05] | all')" true
 
