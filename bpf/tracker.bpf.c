@@ -119,6 +119,8 @@ struct {
  */
 #define MERGE_PAGES	1024	/* 4 MiB: what a stats may not see yet, per thread */
 
+#define TRK_VMA_CACHE	4
+
 struct pending {
 	__u64 first;		/* first page of the read */
 	__u64 cur;		/* first page of its latest batch */
@@ -143,6 +145,17 @@ struct pending {
 	__s64 fault_eof;
 	__u32 fault_file_id;
 	__u32 fault_dataset;
+	/*
+	 * The VMAs the thread's last faults were in, while the mm's mmap_lock
+	 * sequence is vc_seq and the mm vc_mm (no VMA changed since, no exec):
+	 * a fault in one of them needs no bpf_find_vma() (see vma_cached()).
+	 * vc_n: entries filled.
+	 */
+	__u64 vc_mm;
+	__u64 vc_start[TRK_VMA_CACHE], vc_end[TRK_VMA_CACHE];
+	__u64 vc_pgoff[TRK_VMA_CACHE], vc_mapping[TRK_VMA_CACHE];
+	__u32 vc_seq;
+	__u32 vc_n, vc_next;
 };
 
 struct {
@@ -652,10 +665,10 @@ int BPF_PROG(trk_tp_map_pages, struct address_space *mapping,
 	return 0;
 }
 
+/* the VMA of a fault (kept small: the stack of 6.12's verifier is tight here) */
 struct fault_ctx {
-	__u64 addr;
-	__u64 index;
 	struct address_space *mapping;
+	__u64 start, end, pgoff;
 };
 
 static long fault_vma(struct task_struct *task, struct vm_area_struct *vma,
@@ -664,11 +677,10 @@ static long fault_vma(struct task_struct *task, struct vm_area_struct *vma,
 	struct fault_ctx *fc = data;
 	struct file *file = BPF_CORE_READ(vma, vm_file);
 
-	if (!file)
-		return 0;
-	fc->mapping = BPF_CORE_READ(file, f_mapping);
-	fc->index = BPF_CORE_READ(vma, vm_pgoff) +
-		    ((fc->addr - BPF_CORE_READ(vma, vm_start)) >> PAGE_SHIFT_4K);
+	fc->start = BPF_CORE_READ(vma, vm_start);
+	fc->end = BPF_CORE_READ(vma, vm_end);
+	fc->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	fc->mapping = file ? BPF_CORE_READ(file, f_mapping) : NULL;
 	return 0;
 }
 
@@ -684,6 +696,70 @@ static __always_inline void fault_flush(struct pending *p, __u32 job)
 }
 
 /*
+ * The mm's mmap_lock sequence (a seqcount since 6.13: odd while a writer
+ * changes VMAs, moved on by every change); false where the kernel has none
+ * of that kind or a writer is at work, and then nothing is cached.
+ */
+static __always_inline bool mm_lock_seq(struct task_struct *task, __u32 *seq, __u64 *mmp)
+{
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+
+	if (!bpf_core_field_exists(mm->mm_lock_seq.sequence) || !mm)
+		return false;
+	*seq = BPF_CORE_READ(mm, mm_lock_seq.sequence);
+	*mmp = (__u64)mm;
+	return !(*seq & 1);
+}
+
+/*
+ * The VMA of addr from the thread's cache, valid while no VMA of the mm
+ * changed (the sequence is the one the entries were filled under): only
+ * the VMA is cached, never whether its file is in a dataset, which is
+ * looked up again on every fault. bpf_find_vma() from this tracepoint,
+ * whose IRQs are off, releases mmap_lock through an irq_work: about 13 us
+ * a fault on this host's VM, and a training job takes 10^4-10^5 faults on
+ * its anonymous memory and libraries (Documentation/tracker.md).
+ */
+static __always_inline bool vma_cached(struct pending *p, __u32 seq, __u64 mm,
+				       __u64 addr, struct fault_ctx *fc)
+{
+	if (!p || p->vc_seq != seq || p->vc_mm != mm)
+		return false;
+#pragma unroll
+	for (int i = 0; i < TRK_VMA_CACHE; i++) {
+		if (i < p->vc_n && addr >= p->vc_start[i] && addr < p->vc_end[i]) {
+			fc->start = p->vc_start[i];
+			fc->end = p->vc_end[i];
+			fc->pgoff = p->vc_pgoff[i];
+			fc->mapping = (struct address_space *)p->vc_mapping[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static __always_inline void vma_cache_put(struct pending *p, __u32 seq, __u64 mm,
+					  const struct fault_ctx *fc)
+{
+	__u32 i;
+
+	if (p->vc_seq != seq || p->vc_mm != mm || p->vc_n > TRK_VMA_CACHE) {
+		p->vc_seq = seq;
+		p->vc_mm = mm;
+		p->vc_n = 0;
+		p->vc_next = 0;
+	}
+	i = p->vc_next % TRK_VMA_CACHE;
+	p->vc_start[i] = fc->start;
+	p->vc_end[i] = fc->end;
+	p->vc_pgoff[i] = fc->pgoff;
+	p->vc_mapping[i] = (__u64)fc->mapping;
+	p->vc_next = i + 1;
+	if (p->vc_n < TRK_VMA_CACHE)
+		p->vc_n++;
+}
+
+/*
  * Every user page fault of a job's process: the faulting page's folio is
  * what gets mapped when fault-around does not report it (PMD mappings,
  * the folio filemap_fault() returns).
@@ -693,25 +769,41 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct fault_ctx fc = { .addr = address };
+	struct fault_ctx fc = {};
 	struct tandem_trk_file *f;
 	struct pending *p;
-	__u32 job = current_job();
-	__u64 head;
+	__u32 job = current_job(), seq = 0;
+	__u64 head, mm = 0, index;
+	bool seq_ok;
 
 	if (!job)
 		return 0;
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
 	if (p)
 		fault_flush(p, job);
-	if (bpf_find_vma(task, address, fault_vma, &fc, 0) || !fc.mapping)
+	seq_ok = mm_lock_seq(task, &seq, &mm);
+	if (seq_ok && vma_cached(p, seq, mm, address, &fc)) {
+		GLOBAL_INC(fault_vma_cached, 1);
+	} else {
+		if (bpf_find_vma(task, address, fault_vma, &fc, 0))
+			return 0;
+		if (seq_ok && fc.start < fc.end) {
+			if (!p)
+				p = bpf_task_storage_get(&pending, task, NULL,
+							 BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (p)
+				vma_cache_put(p, seq, mm, &fc);
+		}
+	}
+	if (!fc.mapping)
 		return 0;
+	index = fc.pgoff + ((address - fc.start) >> PAGE_SHIFT_4K);
 	f = lookup_file(fc.mapping);
 	if (!f)
 		return 0;
-	if (!(fc.index >> 32) &&
-	    extent_find((__u64)f->file_id << 32, fc.index, file_orders(f->file_id), &head)) {
-		map_folios(job, f, fc.index, fc.index, eof_page(fc.mapping));
+	if (!(index >> 32) &&
+	    extent_find((__u64)f->file_id << 32, index, file_orders(f->file_id), &head)) {
+		map_folios(job, f, index, index, eof_page(fc.mapping));
 		return 0;
 	}
 	p = bpf_task_storage_get(&pending, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -721,7 +813,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	}
 	p->fault_file_id = f->file_id;
 	p->fault_dataset = f->dataset;
-	p->fault_index = fc.index;
+	p->fault_index = index;
 	p->fault_eof = eof_page(fc.mapping);
 	p->job = job;
 	p->fault_valid = 1;

@@ -17,7 +17,7 @@
 
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	2
+#define TANDEM_TRK_VERSION	3
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -166,6 +166,7 @@ struct tandem_trk_global {
 	__u64 range_capped;	/* pages skipped by the per-event bound */
 	__u64 index_too_big;	/* page index does not fit 32 bits */
 	__u64 pending_alloc_failed;
+	__u64 fault_vma_cached;	/* user faults in a VMA the thread had looked up (layout 3) */
 };
 
 /* meta: one slot, written by the loader, for `tracker status` */
