@@ -74,6 +74,7 @@ struct cal_warm_opts {
 	double first_read_limit;	/* s to wait for the first dataset read */
 	double window_bytes;		/* window= given for this instance; 0: measure it */
 	const char *trace;		/* write the samples here as CSV (t_s,count,cpu_s), or NULL */
+	uint32_t epochs;		/* the instance's epochs: a run that read them all was ending */
 };
 
 /* What a warm run measured (warmfit.c has how). */
@@ -87,6 +88,10 @@ struct cal_warm {
 	double startup_cpu;		/* CPU-s of the group until then */
 	double epoch_gap;		/* s per epoch boundary beyond reading; 0: none or not seen */
 	double streams;			/* members that read the dataset */
+	double exit;			/* s from SIGINT to the group's leader ending */
+	bool exit_measured;		/* false: it ended by itself, had read all its epochs (it
+					 * was ending: SIGINT met its exit midway), or outlived
+					 * the limit */
 	bool epoch_seen;		/* the first epoch boundary was in the run */
 	double units_per_epoch;		/* tracker pages or rchar bytes per epoch */
 	double seconds;			/* release to kill */

@@ -26,6 +26,9 @@
 
 #define WARM_POLL_S		0.02
 #define WARM_SCAN_EVERY		10	/* polls between group scans */
+#define WARM_EXIT_POLL_S	0.005
+#define WARM_EXIT_GROUP_S	1.0	/* then the whole group gets it */
+#define WARM_EXIT_LIMIT_S	3.0	/* SIGINT to the leader's end, at most */
 
 int cal_warm_dataset(const struct lg_dataset *ds, double bytes)
 {
@@ -82,6 +85,41 @@ static pid_t spawn_held(char *const *argv, int *gate)
 	setpgid(pid, pid);	/* also here: no race with kill(-pid) */
 	*gate = p[1];
 	return pid;
+}
+
+/*
+ * The exit: SIGINT to the leader and the time until it has ended (a Python
+ * job unwinds, its DataLoader shuts its workers down, the interpreter tears
+ * down), which is what a job takes after its last step: validation.md has
+ * both measured (SIGINT to the whole group, as a terminal's ^C, takes
+ * longer: the workers unwind too). A leader still there after a second (a
+ * wrapper that waits for its child) gets the group SIGINTed. Not measured
+ * when the run ended by itself or the leader outlives the limit. Returns
+ * whether the leader was reaped.
+ */
+static bool measure_exit(pid_t pid, struct cal_warm *out)
+{
+	double t0 = now_s(), t;
+	bool group = false;
+
+	out->exit = 0;
+	out->exit_measured = false;
+	if (kill(pid, SIGINT))
+		return false;
+	do {
+		if (!group && now_s() - t0 >= WARM_EXIT_GROUP_S) {
+			kill(-pid, SIGINT);
+			group = true;
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			out->exit = now_s() - t0;
+			out->exit_measured = true;
+			return true;
+		}
+		usleep(WARM_EXIT_POLL_S * 1e6);
+		t = now_s() - t0;
+	} while (t < WARM_EXIT_LIMIT_S);
+	return false;
 }
 
 static void kill_group(pid_t pid, bool reaped)
@@ -319,6 +357,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
 			      .trk = trk && trk->ok ? trk : NULL, .ds = ds };
 	struct warm_ids ids = { 0 };
+	struct cal_warm ex = { 0 };
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -330,11 +369,17 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	if (w.pgid > 0) {
 		err = err ?: warm_loop(&w, &ids);
 		out->seconds = now_s() - w.t0;
+		if (!w.reaped && measure_exit(w.pgid, &ex))
+			w.reaped = true;
 		kill_group(w.pgid, w.reaped);
 	}
 	if (o->trace && w.n)
 		warm_trace(&w, o->trace);
 	err = err ?: warm_fit(&w, o->window_bytes, out);
+	if (!err && o->epochs && w.count >= 0.99 * o->epochs * warm_units_expected(&w))
+		ex = (struct cal_warm){ 0 };	/* it was ending by itself */
+	out->exit = ex.exit;
+	out->exit_measured = ex.exit_measured;
 free_w:
 	free(w.s);
 	free(w.scans);

@@ -45,6 +45,8 @@ struct warm_run {
 	double resumed;			/* the first read after it; < 0: none */
 };
 
+/* One epoch in the run's units: the dataset's pages (tracker), or its bytes. */
+double warm_units_expected(const struct warm_run *w);
 /* Watch for the first epoch boundary (every sample). */
 void warm_boundary_update(struct warm_run *w, double t);
 /* What the samples say: rate, CPU per byte, start-up, gap, streams. */

@@ -42,7 +42,7 @@
 #define RAMP_S		1.0
 
 /* one epoch's count by the dataset's size: pages (tracker) or bytes */
-static double units_expected(const struct warm_run *w)
+double warm_units_expected(const struct warm_run *w)
 {
 	double pages = 0;
 
@@ -60,7 +60,7 @@ void warm_boundary_update(struct warm_run *w, double t)
 	if (w->resumed >= 0 || w->first < 0)
 		return;
 	if (c > w->last_inc_count) {
-		if (w->last_inc_count >= EPOCH_END * units_expected(w) &&
+		if (w->last_inc_count >= EPOCH_END * warm_units_expected(w) &&
 		    t - w->last_inc_t >= STALL_MIN_S) {
 			w->stall = w->last_inc_t;
 			w->stall_count = w->last_inc_count;
@@ -190,7 +190,7 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 		return -ENODATA;
 	sa = &w->scans[a];
 	sb = &w->scans[b];
-	units = w->stall >= 0 ? w->stall_count : units_expected(w);
+	units = w->stall >= 0 ? w->stall_count : warm_units_expected(w);
 	bpu = w->ds->bytes / units;
 	bytes = (count_at(w, sb->t) - count_at(w, sa->t)) * bpu;
 	if (!(bytes > 0))

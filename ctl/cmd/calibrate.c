@@ -162,10 +162,11 @@ static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
 	pi->m.epoch_gap = w->epoch_gap;
 	pi->m.streams = w->streams;
 	pi->m.window = w->window;
+	pi->m.exit = w->exit;
 	pi->warm = (struct profile_warm){
 		.seconds = w->seconds, .window_s = w->window_s, .bytes = w->bytes,
 		.cpu_s = w->cpu_s, .first_read_s = w->first_read, .epoch_seen = w->epoch_seen,
-		.window_measured = w->window_measured,
+		.window_measured = w->window_measured, .exit_measured = w->exit_measured,
 	};
 	snprintf(pi->warm.method, sizeof(pi->warm.method), "%s", w->method);
 	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_WARM);
@@ -193,9 +194,15 @@ static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 {
 	struct cal_warm_opts o = { .window = c->warm_time,
 				   .first_read_limit = CAL_FIRST_READ_LIMIT };
-	char job[64], trace[4096];
+	char job[64], trace[4096], perr[160];
+	struct model_inst given = pi->m;
 	struct cal_warm w;
 	int err;
+
+	/* epochs= given: a warm run that read them all was ending by itself */
+	if (i < c->args.nspec && strstr(c->args.spec_str[i], "epochs=") &&
+	    !profile_inst_parse(c->args.spec_str[i], &given, perr, sizeof(perr)))
+		o.epochs = given.epochs;
 
 	/* window= given: the fit takes it; else it measures the run-ahead */
 	if (i < c->args.nspec && strstr(c->args.spec_str[i], "window="))
@@ -289,6 +296,9 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_double("epoch_gap_s", ", epoch gap %.2f s", in->epoch_gap);
 	out_text("%s", pi->warm.method[0] && !pi->warm.epoch_seen ? " (no boundary seen)" : "");
 	out_double("streams", ", %.0f read streams", in->streams > 0 ? in->streams : 1);
+	out_double("exit_s", ", exit %.2f s", in->exit);
+	out_text("%s", !pi->warm.method[0] ? "" : pi->warm.exit_measured ?
+		 " (SIGINT to its end)" : " (not measured: it read all its epochs, or outlived SIGINT)");
 	out_double("window_bytes", NULL, in->window);
 	out_text(", read-ahead %s%s", units_fmt_size(in->window, b, sizeof(b)),
 		 pi->warm.method[0] && pi->warm.window_measured ? " (measured)" : "");
@@ -300,6 +310,7 @@ static void cal_print_inst(const struct profile_inst *pi)
 		out_text(", %.1f MiB)", pi->warm.bytes / 1048576);
 		out_double("cpu_s", NULL, pi->warm.cpu_s);
 		out_bool("epoch_seen", NULL, pi->warm.epoch_seen);
+		out_bool("exit_measured", NULL, pi->warm.exit_measured);
 		out_str("method", NULL, pi->warm.method);
 		out_obj_close();
 	} else {

@@ -177,10 +177,11 @@ static int check_input(const struct model_sys *sys, const struct model_inst *ins
 			return snprintf(err, errlen, "instance %d: bad parameter", i), -EINVAL;
 		if (!(inst[i].startup >= 0) || !(inst[i].startup_cpu >= 0) ||
 		    !(inst[i].epoch_gap >= 0) || !(inst[i].streams >= 0) ||
+		    !(inst[i].exit >= 0) ||
 		    !isfinite(inst[i].startup + inst[i].startup_cpu + inst[i].epoch_gap +
-			      inst[i].streams))
-			return snprintf(err, errlen, "instance %d: start-up, gap and streams must "
-					"be >= 0", i), -EINVAL;
+			      inst[i].streams + inst[i].exit))
+			return snprintf(err, errlen, "instance %d: start-up, gap, streams and exit "
+					"must be >= 0", i), -EINVAL;
 	}
 	return 0;
 }
@@ -623,7 +624,8 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 		st->cpos = st->rpos * m->s;
 		if (st->rpos == st->total) {
 			st->state = ST_DONE;
-			res->inst[i].end = st->total ? t : delta[i];
+			/* the exit takes no resource: nothing else waits for it */
+			res->inst[i].end = st->total ? t + m->inst[i].exit : delta[i];
 			return INFINITY;
 		}
 		if (inst_epoch_gap(m, i))

@@ -80,6 +80,12 @@ struct model_inst {
 	double startup_cpu;	/* CPU-s; it runs on one core at most */
 	double epoch_gap;	/* s per epoch boundary */
 	double streams;		/* weight of its loads in B(k); 0 = 1 */
+	/*
+	 * After its last step the process still has to end (the interpreter's
+	 * teardown): its end is that much later; it uses neither the CPUs nor
+	 * the storage in the model. 0 for loadgen.
+	 */
+	double exit;		/* s */
 };
 
 struct model_sys {
@@ -218,7 +224,7 @@ int model_evict_parse(const char *s, enum model_evict *e);
  * turned into model input by profile_to_model(). Also the instance
  * description syntax shared by `model`, `calibrate` and `run`:
  *   name=A,rate=50M,epochs=2,order=indep|same|seq,seed=1,window=8M,cpu=0,mem=0,
- *   startup=3s,startup_cpu=2s,gap=0.3s,streams=2
+ *   startup=3s,startup_cpu=2s,gap=0.3s,streams=2,exit=0.3s
  * where rate is bytes/s of cached data consumed (or step=15ms,sample=1M).
  */
 #define PROFILE_VERSION		1
@@ -249,6 +255,7 @@ struct profile_warm {
 	double first_read_s;		/* release to the first dataset read */
 	bool epoch_seen;		/* an epoch boundary was in the run */
 	bool window_measured;		/* window_bytes is the measured run-ahead */
+	bool exit_measured;		/* exit_s is SIGINT to its end (false: 0, not seen) */
 	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
 };
 

@@ -99,6 +99,8 @@ static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
 		return units_parse_duration(val, &in->startup_cpu);
 	if (!strcmp(key, "gap"))
 		return units_parse_duration(val, &in->epoch_gap);
+	if (!strcmp(key, "exit"))
+		return units_parse_duration(val, &in->exit);
 	if (!strcmp(key, "streams")) {
 		if (units_parse_bytes(val, &u) || u > 1024)
 			return -EINVAL;
@@ -175,6 +177,7 @@ static void save_warm(struct jw *w, const struct profile_warm *wm)
 	jw_double(w, "cpu_s", wm->cpu_s);
 	jw_bool(w, "epoch_seen", wm->epoch_seen);
 	jw_bool(w, "window_measured", wm->window_measured);
+	jw_bool(w, "exit_measured", wm->exit_measured);
 	jw_obj_close(w);
 }
 
@@ -196,6 +199,7 @@ static void save_inst(struct jw *w, const struct profile_inst *pi)
 	jw_double(w, "startup_cpu_s", in->startup_cpu);
 	jw_double(w, "epoch_gap_s", in->epoch_gap);
 	jw_double(w, "streams", in->streams);
+	jw_double(w, "exit_s", in->exit);
 	jw_str(w, "cmd", pi->cmd);
 	if (pi->warm.method[0])
 		save_warm(w, &pi->warm);
@@ -392,6 +396,7 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	load_num(o, "cpu_s", &wm->cpu_s, false);
 	wm->epoch_seen = json_is_true(json_object_get(o, "epoch_seen"));
 	wm->window_measured = json_is_true(json_object_get(o, "window_measured"));
+	wm->exit_measured = json_is_true(json_object_get(o, "exit_measured"));
 }
 
 static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
@@ -414,10 +419,11 @@ static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 	err = err ?: load_num(o, "startup_cpu_s", &in->startup_cpu, false);
 	err = err ?: load_num(o, "epoch_gap_s", &in->epoch_gap, false);
 	err = err ?: load_num(o, "streams", &in->streams, false);
+	err = err ?: load_num(o, "exit_s", &in->exit, false);
 	if (err)
 		return err;
 	if (epochs < 0 || seed < 0 || !(in->startup >= 0) || !(in->startup_cpu >= 0) ||
-	    !(in->epoch_gap >= 0) || !(in->streams >= 0))
+	    !(in->epoch_gap >= 0) || !(in->streams >= 0) || !(in->exit >= 0))
 		return -EINVAL;
 	load_warm(json_object_get(o, "warm_run"), &pi->warm);
 	in->epochs = epochs;

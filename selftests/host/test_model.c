@@ -428,6 +428,49 @@ TEST(real_job_startup_gap_and_startup_cpu)
 }
 
 /*
+ * The exit (model.h): it takes no resource. 1000 MiB at 100 MiB/s, 1 epoch
+ * (10 s) and an exit of 0.75 s: A ends at 10.75. With B (the same job,
+ * released together, 1 CPU, CPU-bound at 1 core each) the two share the core
+ * for 20 s; A's exit does not slow B: both end at 20.75, not later; and a
+ * job with exit = -1 is refused.
+ */
+TEST(real_job_exit_takes_no_resource)
+{
+	struct model_sys sys = { .dataset = 1000 * MiB, .extents = 500, .cache = 2000 * MiB,
+				 .bw = { 10 * MiB }, .nbw = 1, .warm = true };
+	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
+				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+	char err[128];
+
+	in[0].exit = 0.75;
+	m = mk(&sys, in, 1);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 10.75), 1e-3) TH_LOG("exit: M %.4f", r.makespan);
+	EXPECT_LT(fabs(r.inst[0].end - 10.75), 1e-3);
+	model_free(m);
+
+	in[1].exit = 0.75;
+	for (int i = 0; i < 2; i++)
+		in[i].cpu_per_byte = 1.0 / (100 * MiB);	/* 1 core at its rate */
+	sys.ncpu = 1;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 20.75), 1e-2) TH_LOG("1 CPU: M %.4f", r.makespan);
+	EXPECT_LT(fabs(r.inst[0].end - r.inst[1].end), 1e-2);
+	model_free(m);
+
+	in[0].exit = -1;
+	m = NULL;
+	EXPECT_EQ(-EINVAL, model_new(&sys, in, 2, &m, err, sizeof(err)));
+	EXPECT_EQ(NULL, m);
+}
+
+/*
  * Read streams weight the share of B(k): two disk-bound jobs on separate
  * halves... here on one dataset read once each (independent shuffles, no
  * cache): 100 MiB at B = 10 MiB/s, cache too small to matter (1 extent).

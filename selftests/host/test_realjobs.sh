@@ -23,7 +23,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 LS=$top/scripts/loopstore.sh
 PY=/usr/bin/python3
-N=12
+N=13
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "real jobs $i" "$1"; done
@@ -67,7 +67,7 @@ A=$(job shufflenet_v2_x0_5 1)
 B=$(job mobilenet_v3_small 2)
 inside() { "$LS" exec $S -- "$@"; }
 
-# 1-4: calibrate (inside the store's cgroup, as the jobs will run)
+# 1-5: calibrate (inside the store's cgroup, as the jobs will run)
 t0=$(date +%s.%N)
 # shellcheck disable=SC2086
 inside "$T" -j calibrate --dataset "$ds" --sample 2M --bw-time 0.5 --warm-time 3s \
@@ -88,10 +88,14 @@ ksft_check "calibrate: each job's rate and CPU per byte > 0, its read-ahead meas
 	test "$(pq --argjson ds "$ds_bytes" '[.instances[] | select(.rate_bps > 0 and .cpu_s_per_byte > 0 and .warm_run.window_measured == true and .window_bytes >= 0 and .window_bytes <= $ds)] | length')" = 2
 ksft_check "calibrate: start-up >= first read > 0.3 s (python, import torch), CPU in it > 0" \
 	test "$(pq '[.instances[] | select(.startup_s >= .warm_run.first_read_s and .warm_run.first_read_s > 0.3 and .startup_cpu_s > 0)] | length')" = 2
+# the exit: SIGINT to the job's end (a Python job unwinds and tears down: more
+# than 50 ms), unless the warm run had read all its epochs (then not measured)
+ksft_check "calibrate: each job's exit measured between 50 ms and 3 s, or not measured because its warm run read all its epochs" \
+	test "$(pq '[.instances[] | select((.warm_run.exit_measured and .exit_s > 0.05 and .exit_s < 3) or (.warm_run.exit_measured == false and .exit_s == 0))] | length')" = 2
 ksft_expect_eq "calibrate: 2 read streams per job (its --workers 2)" \
 	"$(pq '[.instances[].streams] | join(" ")')" "2 2"
 
-# 5-10: run at a stagger of 2 s on the cold store
+# 6-11: run at a stagger of 2 s on the cold store
 "$LS" drop $S >/dev/null 2>&1
 c0=$(find "$ds" -type f -exec fincore -b -n -o PAGES {} + | awk '{ p += $1 } END { print p + 0 }')
 # shellcheck disable=SC2086
@@ -128,7 +132,7 @@ ksft_check "run: each job's predicted end > its start + start-up + 2 warm epochs
 		       2 * $p.dataset.bytes / $p.instances[$i].rate_bps - 0.01)] | length' \
 		"$tmp/prof.json" "$tmp/r.json")" = 2
 
-# 11-12: nothing left behind
+# 12-13: nothing left behind
 "$T" tracker unload >/dev/null 2>&1
 "$LS" down $S >/dev/null 2>&1
 ksft_check "no job left (no train.py of this test)" \

@@ -119,10 +119,10 @@ ksft_diag "registered as 'pre' first: A $(jq -r '.instances[0] | "\(.misses) \(.
 ksft_check "run: the files registered under another dataset first, A's misses = the dataset's pages" \
 	within "$(jq -r '.instances[0].misses' "$tmp/r7.json")" $P 1
 "$T" -j calibrate --dataset "$ds" --sample 4M --warm-time 2s -o "$tmp/p8.json" -- \
-	$LG --order seq --compute 20ms >"$tmp/c8.out" 2>&1
-ksft_diag "calibrate: $(jq -c '.instances[0] | {rate_bps, method: .warm_run.method}' "$tmp/p8.json" 2>/dev/null || tail -n 2 "$tmp/c8.out")"
-ksft_check "calibrate: the same files, its warm run measured by the tracker (rate > 0)" \
-	test "$(jq -r '.instances[0] | .rate_bps > 0 and .warm_run.method == "tracker"' "$tmp/p8.json" 2>/dev/null)" = true
+	"$T" loadgen "$ds" --epochs 6 --order seq --compute 20ms >"$tmp/c8.out" 2>&1
+ksft_diag "calibrate: $(jq -c '.instances[0] | {rate_bps, method: .warm_run.method, exit_s, exit_measured: .warm_run.exit_measured}' "$tmp/p8.json" 2>/dev/null || tail -n 2 "$tmp/c8.out")"
+ksft_check "calibrate: the same files, its warm run measured by the tracker (rate > 0); its exit (SIGINT to its end; 6 epochs: not over within the warm run) measured, under 0.5 s for loadgen" \
+	test "$(jq -r '.instances[0] | .rate_bps > 0 and .warm_run.method == "tracker" and .warm_run.exit_measured and .exit_s > 0 and .exit_s < 0.5' "$tmp/p8.json" 2>/dev/null)" = true
 
 # 15: the report's evicted: a job that reads the dataset and then drops it
 # (POSIX_FADV_DONTNEED, as dd iflag=nocache does) evicted every page it loaded
