@@ -81,6 +81,7 @@ struct cal_warm_opts {
 struct cal_warm {
 	double rate;			/* dataset bytes/s in the steady window */
 	double cpu_per_byte;		/* CPU-s of the process group per dataset byte */
+	double cpu_task_per_byte;	/* CPU-s of its busiest member per dataset byte */
 	double startup;			/* s, the model's start-up (warmfit.c) */
 	double first_read;		/* s, release to the first dataset read */
 	double window;			/* bytes the reads run ahead of the step (warmfit.c) */

@@ -156,6 +156,23 @@ static double streams_over(const struct warm_run *w, int a, int b)
 	return pick > 0 ? pick : 1;
 }
 
+/*
+ * The CPU of the busiest member over scans A..B: a member in both scans,
+ * its CPU at B minus at A (a DataLoader's workers are forked again each
+ * epoch; the window is inside epoch 1). 0 when no member is in both.
+ */
+static double busiest_over(const struct warm_run *w, int a, int b)
+{
+	const struct warm_scan *sa = &w->scans[a], *sb = &w->scans[b];
+	double best = 0;
+
+	for (int j = 0; j < sb->n; j++)
+		for (int i = 0; i < sa->n; i++)
+			if (sa->proc[i].pid == sb->proc[j].pid)
+				best = fmax(best, sb->proc[j].cpu_s - sa->proc[i].cpu_s);
+	return best;
+}
+
 /* the time the count first reached c */
 static double time_of(const struct warm_run *w, double c)
 {
@@ -201,6 +218,7 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	out->cpu_s = sb->cpu - sa->cpu;
 	out->rate = bytes / out->window_s;
 	out->cpu_per_byte = out->cpu_s / bytes;
+	out->cpu_task_per_byte = fmin(busiest_over(w, a, b), out->cpu_s) / bytes;
 	out->streams = streams_over(w, a, b);
 	out->units_per_epoch = units;
 	/*

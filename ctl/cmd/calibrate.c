@@ -157,6 +157,7 @@ static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
 
 	pi->m.rate = w->rate;
 	pi->m.cpu_per_byte = w->cpu_per_byte;
+	pi->m.cpu_task_per_byte = w->cpu_task_per_byte;
 	pi->m.startup = w->startup;
 	pi->m.startup_cpu = w->startup_cpu;
 	pi->m.epoch_gap = w->epoch_gap;
@@ -289,6 +290,9 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_double("cpu_s_per_byte", NULL, in->cpu_per_byte);
 	out_text(", CPU %.3f s/MiB (%.2f cores)", in->cpu_per_byte * 1048576,
 		 in->cpu_per_byte * in->rate);
+	out_double("cpu_task_s_per_byte", NULL, in->cpu_task_per_byte);
+	if (in->cpu_task_per_byte > 0)
+		out_text(" (busiest process %.2f cores)", in->cpu_task_per_byte * in->rate);
 	out_double("startup_s", ", start-up %.2f s", in->startup);
 	if (pi->warm.method[0])
 		out_text(" (first read %.2f s)", pi->warm.first_read_s);

@@ -173,6 +173,7 @@ static int check_input(const struct model_sys *sys, const struct model_inst *ins
 		if (!(inst[i].rate > 0) || !isfinite(inst[i].rate))
 			return snprintf(err, errlen, "instance %d: rate must be > 0", i), -EINVAL;
 		if (inst[i].cpu_per_byte < 0 || inst[i].window < 0 || inst[i].mem < 0 ||
+		    !(inst[i].cpu_task_per_byte >= 0) || !isfinite(inst[i].cpu_task_per_byte) ||
 		    inst[i].order > MODEL_ORDER_SEQ)
 			return snprintf(err, errlen, "instance %d: bad parameter", i), -EINVAL;
 		if (!(inst[i].startup >= 0) || !(inst[i].startup_cpu >= 0) ||
@@ -468,12 +469,17 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 /*
  * Consumer rates: R_i, or less where preprocessing CPUs are the bottleneck;
  * start-up rates: 1, or less where the CPUs are short. Each wants
- * rate * unit cores (unit: CPU-seconds per byte, or per second of start-up);
- * the CPUs are split max-min fairly (water-filling) among those that want any.
+ * rate * unit cores (unit: CPU-seconds per byte, or per second of start-up),
+ * of which its busiest task rate * task (task <= unit; = unit for one task
+ * and for start-ups). The scheduler shares per task, so the CPUs are split
+ * max-min fairly on the busiest tasks' shares (water-filling on a level L:
+ * an instance that does not get all it wants runs at L / task, and uses
+ * L * unit / task cores); with task = unit that is max-min per instance.
  */
 static void consumer_rates(struct model *m)
 {
 	double cpu_left = m->sys.ncpu, demand[MODEL_MAX_INST], unit[MODEL_MAX_INST];
+	double task[MODEL_MAX_INST], want[MODEL_MAX_INST];
 	int i, left = 0;
 
 	for (i = 0; i < m->n; i++) {
@@ -487,22 +493,30 @@ static void consumer_rates(struct model *m)
 		demand[i] = unit[i] = 0;
 		if (m->sys.ncpu <= 0)
 			continue;
-		if (st->state == ST_START && in->startup_cpu > 0)
-			unit[i] = fmin(1, in->startup_cpu / in->startup);
-		else if (busy && in->cpu_per_byte > 0)
+		if (st->state == ST_START && in->startup_cpu > 0) {
+			unit[i] = task[i] = fmin(1, in->startup_cpu / in->startup);
+		} else if (busy && in->cpu_per_byte > 0) {
 			unit[i] = in->cpu_per_byte;
+			task[i] = in->cpu_task_per_byte > 0 ?
+				  fmin(in->cpu_task_per_byte, unit[i]) : unit[i];
+		}
 		if (unit[i] > 0) {
-			demand[i] = (st->state == ST_START ? 1 : st->rate) * unit[i];
+			want[i] = st->state == ST_START ? 1 : st->rate;
+			demand[i] = want[i] * unit[i];
 			left++;
 		}
 	}
-	/* water-filling: satisfy the smallest demands, split the rest */
+	/* water-filling: satisfy the smallest levels, split the rest */
 	while (left > 0) {
-		double share = cpu_left / left;
+		double wsum = 0, level;
 		bool fixed = false;
 
+		for (i = 0; i < m->n; i++)
+			if (demand[i] > 0)
+				wsum += unit[i] / task[i];
+		level = cpu_left / wsum;
 		for (i = 0; i < m->n; i++) {
-			if (demand[i] > 0 && demand[i] <= share) {
+			if (demand[i] > 0 && want[i] * task[i] <= level) {
 				cpu_left -= demand[i];
 				demand[i] = 0;
 				left--;
@@ -515,9 +529,9 @@ static void consumer_rates(struct model *m)
 			if (demand[i] <= 0)
 				continue;
 			if (m->st[i].state == ST_START)
-				m->st[i].srate = share / unit[i];
+				m->st[i].srate = level / task[i];
 			else
-				m->st[i].rate = share / unit[i];
+				m->st[i].rate = level / task[i];
 		}
 		break;
 	}

@@ -64,6 +64,13 @@ struct model_inst {
 	enum model_order order;
 	uint64_t seed;		/* shuffle seed (INDEP); SAME uses the shared one */
 	double cpu_per_byte;	/* p_i, CPU-seconds per byte of preprocessing */
+	/*
+	 * The CPU per byte of its busiest process (a DataLoader job: the main
+	 * one, the step; its workers decode): the scheduler shares the CPUs
+	 * per runnable task, so when they are short a job is held back where
+	 * its busiest task gets its share. 0: one task, = cpu_per_byte.
+	 */
+	double cpu_task_per_byte;
 	double window;		/* prefetch depth in bytes (>= one extent) */
 	double mem;		/* bytes the job itself takes from the cache */
 	/*
@@ -224,7 +231,7 @@ int model_evict_parse(const char *s, enum model_evict *e);
  * turned into model input by profile_to_model(). Also the instance
  * description syntax shared by `model`, `calibrate` and `run`:
  *   name=A,rate=50M,epochs=2,order=indep|same|seq,seed=1,window=8M,cpu=0,mem=0,
- *   startup=3s,startup_cpu=2s,gap=0.3s,streams=2,exit=0.3s
+ *   startup=3s,startup_cpu=2s,gap=0.3s,streams=2,exit=0.3s,cpu_task=0
  * where rate is bytes/s of cached data consumed (or step=15ms,sample=1M).
  */
 #define PROFILE_VERSION		1

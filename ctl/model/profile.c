@@ -101,6 +101,12 @@ static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
 		return units_parse_duration(val, &in->epoch_gap);
 	if (!strcmp(key, "exit"))
 		return units_parse_duration(val, &in->exit);
+	if (!strcmp(key, "cpu_task")) {	/* CPU-seconds per MiB, as cpu= */
+		if (units_parse_size(val, &d))
+			return -EINVAL;
+		in->cpu_task_per_byte = d / (1024.0 * 1024.0);
+		return 0;
+	}
 	if (!strcmp(key, "streams")) {
 		if (units_parse_bytes(val, &u) || u > 1024)
 			return -EINVAL;
@@ -200,6 +206,7 @@ static void save_inst(struct jw *w, const struct profile_inst *pi)
 	jw_double(w, "epoch_gap_s", in->epoch_gap);
 	jw_double(w, "streams", in->streams);
 	jw_double(w, "exit_s", in->exit);
+	jw_double(w, "cpu_task_s_per_byte", in->cpu_task_per_byte);
 	jw_str(w, "cmd", pi->cmd);
 	if (pi->warm.method[0])
 		save_warm(w, &pi->warm);
@@ -420,10 +427,12 @@ static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 	err = err ?: load_num(o, "epoch_gap_s", &in->epoch_gap, false);
 	err = err ?: load_num(o, "streams", &in->streams, false);
 	err = err ?: load_num(o, "exit_s", &in->exit, false);
+	err = err ?: load_num(o, "cpu_task_s_per_byte", &in->cpu_task_per_byte, false);
 	if (err)
 		return err;
 	if (epochs < 0 || seed < 0 || !(in->startup >= 0) || !(in->startup_cpu >= 0) ||
-	    !(in->epoch_gap >= 0) || !(in->streams >= 0) || !(in->exit >= 0))
+	    !(in->epoch_gap >= 0) || !(in->streams >= 0) || !(in->exit >= 0) ||
+	    !(in->cpu_task_per_byte >= 0))
 		return -EINVAL;
 	load_warm(json_object_get(o, "warm_run"), &pi->warm);
 	in->epochs = epochs;

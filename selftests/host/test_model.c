@@ -428,6 +428,52 @@ TEST(real_job_startup_gap_and_startup_cpu)
 }
 
 /*
+ * CPU shares per task (model.h, cpu_task_per_byte): 1000 MiB warm, 1 epoch,
+ * two jobs at R = 100 MiB/s that each need 2 cores there (0.02 s/MiB), on 2
+ * CPUs. Per job (task = unit, or 0): 1 core each, both at 50 MiB/s, both end
+ * at 20 s. A's busiest task needs 1 core at R (0.01 s/MiB), B's 0.5 (B has
+ * more, smaller tasks): on the level L of the busiest tasks' shares
+ * A runs at L / 0.01, B at L / 0.005, using 2 L and 4 L cores: L = 1/3, A at 33.3
+ * and B 66.7 MiB/s: B ends at 15 s, then A alone at 100 MiB/s has 500 MiB
+ * left: 20 s. Tasks above the job's whole CPU count as the whole.
+ */
+TEST(real_job_cpu_shared_per_task)
+{
+	struct model_sys sys = { .dataset = 1000 * MiB, .extents = 500, .cache = 2000 * MiB,
+				 .bw = { 10 * MiB }, .nbw = 1, .warm = true, .ncpu = 2 };
+	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
+				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+
+	for (int i = 0; i < 2; i++)
+		in[i].cpu_per_byte = 0.02 / MiB;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[0].end - 20.0), 1e-2) TH_LOG("per job: A %.3f", r.inst[0].end);
+	EXPECT_LT(fabs(r.inst[1].end - 20.0), 1e-2) TH_LOG("per job: B %.3f", r.inst[1].end);
+	model_free(m);
+
+	in[0].cpu_task_per_byte = 0.01 / MiB;
+	in[1].cpu_task_per_byte = 0.005 / MiB;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[1].end - 15.0), 1e-2) TH_LOG("per task: B %.3f", r.inst[1].end);
+	EXPECT_LT(fabs(r.inst[0].end - 20.0), 1e-2) TH_LOG("per task: A %.3f", r.inst[0].end);
+	model_free(m);
+
+	in[0].cpu_task_per_byte = in[1].cpu_task_per_byte = 1.0 / MiB;	/* > unit: = unit */
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[1].end - 20.0), 1e-2) TH_LOG("capped: B %.3f", r.inst[1].end);
+	model_free(m);
+}
+
+/*
  * The exit (model.h): it takes no resource. 1000 MiB at 100 MiB/s, 1 epoch
  * (10 s) and an exit of 0.75 s: A ends at 10.75. With B (the same job,
  * released together, 1 CPU, CPU-bound at 1 core each) the two share the core

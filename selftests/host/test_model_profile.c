@@ -45,6 +45,7 @@ TEST(profile_round_trip)
 	p.inst[1].m.order = MODEL_ORDER_SAME;
 	p.inst[1].m.epochs = 3;
 	p.inst[1].m.exit = 0.42;
+	p.inst[1].m.cpu_task_per_byte = 3e-8;
 	p.inst[1].warm.exit_measured = true;
 	snprintf(p.inst[1].warm.method, sizeof(p.inst[1].warm.method), "tracker");
 	p.inst[1].cmd = strdup("train.py --lr 0.1");
@@ -63,6 +64,7 @@ TEST(profile_round_trip)
 	EXPECT_EQ(MODEL_ORDER_SAME, q.inst[1].m.order);
 	EXPECT_EQ(3, q.inst[1].m.epochs);
 	EXPECT_TRUE(q.inst[1].m.exit == 0.42);
+	EXPECT_TRUE(q.inst[1].m.cpu_task_per_byte == 3e-8);
 	EXPECT_TRUE(q.inst[0].m.exit == 0);
 	EXPECT_TRUE(q.inst[1].warm.exit_measured);
 	EXPECT_STREQ("train.py --lr 0.1", q.inst[1].cmd);
@@ -95,7 +97,8 @@ TEST(instance_specs)
 	profile_inst_default(&in, 1);
 	EXPECT_STREQ("B", in.name);
 	ASSERT_EQ(0, profile_inst_parse("name=J,step=15ms,sample=1M,epochs=3,order=seq,"
-					"window=4M,cpu=0.5,mem=1G,exit=300ms", &in, err, sizeof(err)));
+					"window=4M,cpu=0.5,mem=1G,exit=300ms,cpu_task=0.25", &in, err,
+					sizeof(err)));
 	EXPECT_STREQ("J", in.name);
 	EXPECT_LT(fabs(in.rate - 1048576 / 0.015), 1e-6);
 	EXPECT_EQ(3, in.epochs);
@@ -104,6 +107,7 @@ TEST(instance_specs)
 	EXPECT_TRUE(in.cpu_per_byte == 0.5 / 1048576);
 	EXPECT_TRUE(in.mem == 1073741824.0);
 	EXPECT_LT(fabs(in.exit - 0.3), 1e-9);
+	EXPECT_TRUE(in.cpu_task_per_byte == 0.25 / 1048576);
 	EXPECT_EQ(-EINVAL, profile_inst_parse("exit=-1s", &in, err, sizeof(err)));
 	EXPECT_EQ(-EINVAL, profile_inst_parse("rate", &in, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "KEY=VALUE"));
