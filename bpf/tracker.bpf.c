@@ -743,7 +743,7 @@ static __always_inline void vma_cache_put(struct pending *p, __u32 seq, __u64 mm
 {
 	__u32 i;
 
-	if (p->vc_seq != seq || p->vc_mm != mm || p->vc_n > TRK_VMA_CACHE) {
+	if (p->vc_seq != seq || p->vc_mm != mm) {
 		p->vc_seq = seq;
 		p->vc_mm = mm;
 		p->vc_n = 0;
@@ -787,7 +787,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	} else {
 		if (bpf_find_vma(task, address, fault_vma, &fc, 0))
 			return 0;
-		if (seq_ok && fc.start < fc.end) {
+		if (seq_ok) {
 			if (!p)
 				p = bpf_task_storage_get(&pending, task, NULL,
 							 BPF_LOCAL_STORAGE_GET_F_CREATE);

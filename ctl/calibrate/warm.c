@@ -93,33 +93,26 @@ static pid_t spawn_held(char *const *argv, int *gate)
  * down), which is what a job takes after its last step: validation.md has
  * both measured (SIGINT to the whole group, as a terminal's ^C, takes
  * longer: the workers unwind too). A leader still there after a second (a
- * wrapper that waits for its child) gets the group SIGINTed. Not measured
- * when the run ended by itself or the leader outlives the limit. Returns
- * whether the leader was reaped.
+ * wrapper that waits for its child) gets the group SIGINTed. Returns the
+ * seconds until the leader was reaped, or < 0 when it outlived the limit.
  */
-static bool measure_exit(pid_t pid, struct cal_warm *out)
+static double measure_exit(pid_t pid)
 {
-	double t0 = now_s(), t;
+	double t0 = now_s(), t = 0;
 	bool group = false;
 
-	out->exit = 0;
-	out->exit_measured = false;
 	if (kill(pid, SIGINT))
-		return false;
-	do {
-		if (!group && now_s() - t0 >= WARM_EXIT_GROUP_S) {
+		return -1;
+	for (; t < WARM_EXIT_LIMIT_S; t = now_s() - t0) {
+		if (!group && t >= WARM_EXIT_GROUP_S) {
 			kill(-pid, SIGINT);
 			group = true;
 		}
-		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			out->exit = now_s() - t0;
-			out->exit_measured = true;
-			return true;
-		}
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return now_s() - t0;
 		usleep(WARM_EXIT_POLL_S * 1e6);
-		t = now_s() - t0;
-	} while (t < WARM_EXIT_LIMIT_S);
-	return false;
+	}
+	return -1;
 }
 
 static void kill_group(pid_t pid, bool reaped)
@@ -357,7 +350,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
 			      .trk = trk && trk->ok ? trk : NULL, .ds = ds };
 	struct warm_ids ids = { 0 };
-	struct cal_warm ex = { 0 };
+	double exit_s = -1;	/* < 0: not measured (it ended by itself, or outlived SIGINT) */
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -369,17 +362,19 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	if (w.pgid > 0) {
 		err = err ?: warm_loop(&w, &ids);
 		out->seconds = now_s() - w.t0;
-		if (!w.reaped && measure_exit(w.pgid, &ex))
-			w.reaped = true;
+		if (!w.reaped) {
+			exit_s = measure_exit(w.pgid);
+			w.reaped = exit_s >= 0;
+		}
 		kill_group(w.pgid, w.reaped);
 	}
 	if (o->trace && w.n)
 		warm_trace(&w, o->trace);
 	err = err ?: warm_fit(&w, o->window_bytes, out);
-	if (!err && o->epochs && w.count >= 0.99 * o->epochs * warm_units_expected(&w))
-		ex = (struct cal_warm){ 0 };	/* it was ending by itself */
-	out->exit = ex.exit;
-	out->exit_measured = ex.exit_measured;
+	/* a run that had read all its epochs was ending: SIGINT met its exit midway */
+	out->exit_measured = !err && exit_s >= 0 &&
+			     !(o->epochs && w.count >= 0.99 * o->epochs * warm_units_expected(&w));
+	out->exit = out->exit_measured ? exit_s : 0;
 free_w:
 	free(w.s);
 	free(w.scans);

@@ -195,15 +195,13 @@ static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 {
 	struct cal_warm_opts o = { .window = c->warm_time,
 				   .first_read_limit = CAL_FIRST_READ_LIMIT };
-	char job[64], trace[4096], perr[160];
-	struct model_inst given = pi->m;
+	char job[64], trace[4096];
 	struct cal_warm w;
 	int err;
 
 	/* epochs= given: a warm run that read them all was ending by itself */
-	if (i < c->args.nspec && strstr(c->args.spec_str[i], "epochs=") &&
-	    !profile_inst_parse(c->args.spec_str[i], &given, perr, sizeof(perr)))
-		o.epochs = given.epochs;
+	if (i < c->args.nspec && strstr(c->args.spec_str[i], "epochs="))
+		o.epochs = pi->m.epochs;
 
 	/* window= given: the fit takes it; else it measures the run-ahead */
 	if (i < c->args.nspec && strstr(c->args.spec_str[i], "window="))

@@ -427,6 +427,18 @@ TEST(real_job_startup_gap_and_startup_cpu)
 	model_free(m);
 }
 
+/* N instances released together: 0, or -1 when the model refused them or failed */
+static int eval_together(const struct model_sys *sys, const struct model_inst *in, int n,
+			 struct model_result *r)
+{
+	double d[MODEL_MAX_INST] = { 0 };
+	struct model *m = mk(sys, in, n);
+	int err = m ? model_eval(m, d, r) : -1;
+
+	model_free(m);
+	return err ? -1 : 0;
+}
+
 /*
  * CPU shares per task (model.h, cpu_task_per_byte): 1000 MiB warm, 1 epoch,
  * two jobs at R = 100 MiB/s that each need 2 cores there (0.02 s/MiB), on 2
@@ -443,34 +455,23 @@ TEST(real_job_cpu_shared_per_task)
 				 .bw = { 10 * MiB }, .nbw = 1, .warm = true, .ncpu = 2 };
 	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
 				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
-	double d[2] = { 0, 0 };
 	struct model_result r;
-	struct model *m;
 
 	for (int i = 0; i < 2; i++)
 		in[i].cpu_per_byte = 0.02 / MiB;
-	m = mk(&sys, in, 2);
-	ASSERT_NE(NULL, m);
-	ASSERT_EQ(0, model_eval(m, d, &r));
+	ASSERT_EQ(0, eval_together(&sys, in, 2, &r));
 	EXPECT_LT(fabs(r.inst[0].end - 20.0), 1e-2) TH_LOG("per job: A %.3f", r.inst[0].end);
 	EXPECT_LT(fabs(r.inst[1].end - 20.0), 1e-2) TH_LOG("per job: B %.3f", r.inst[1].end);
-	model_free(m);
 
 	in[0].cpu_task_per_byte = 0.01 / MiB;
 	in[1].cpu_task_per_byte = 0.005 / MiB;
-	m = mk(&sys, in, 2);
-	ASSERT_NE(NULL, m);
-	ASSERT_EQ(0, model_eval(m, d, &r));
+	ASSERT_EQ(0, eval_together(&sys, in, 2, &r));
 	EXPECT_LT(fabs(r.inst[1].end - 15.0), 1e-2) TH_LOG("per task: B %.3f", r.inst[1].end);
 	EXPECT_LT(fabs(r.inst[0].end - 20.0), 1e-2) TH_LOG("per task: A %.3f", r.inst[0].end);
-	model_free(m);
 
 	in[0].cpu_task_per_byte = in[1].cpu_task_per_byte = 1.0 / MiB;	/* > unit: = unit */
-	m = mk(&sys, in, 2);
-	ASSERT_NE(NULL, m);
-	ASSERT_EQ(0, model_eval(m, d, &r));
+	ASSERT_EQ(0, eval_together(&sys, in, 2, &r));
 	EXPECT_LT(fabs(r.inst[1].end - 20.0), 1e-2) TH_LOG("capped: B %.3f", r.inst[1].end);
-	model_free(m);
 }
 
 /*
@@ -486,29 +487,22 @@ TEST(real_job_exit_takes_no_resource)
 				 .bw = { 10 * MiB }, .nbw = 1, .warm = true };
 	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
 				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
-	double d[2] = { 0, 0 };
 	struct model_result r;
 	struct model *m;
 	char err[128];
 
 	in[0].exit = 0.75;
-	m = mk(&sys, in, 1);
-	ASSERT_NE(NULL, m);
-	ASSERT_EQ(0, model_eval(m, d, &r));
+	ASSERT_EQ(0, eval_together(&sys, in, 1, &r));
 	EXPECT_LT(fabs(r.makespan - 10.75), 1e-3) TH_LOG("exit: M %.4f", r.makespan);
 	EXPECT_LT(fabs(r.inst[0].end - 10.75), 1e-3);
-	model_free(m);
 
 	in[1].exit = 0.75;
 	for (int i = 0; i < 2; i++)
 		in[i].cpu_per_byte = 1.0 / (100 * MiB);	/* 1 core at its rate */
 	sys.ncpu = 1;
-	m = mk(&sys, in, 2);
-	ASSERT_NE(NULL, m);
-	ASSERT_EQ(0, model_eval(m, d, &r));
+	ASSERT_EQ(0, eval_together(&sys, in, 2, &r));
 	EXPECT_LT(fabs(r.makespan - 20.75), 1e-2) TH_LOG("1 CPU: M %.4f", r.makespan);
 	EXPECT_LT(fabs(r.inst[0].end - r.inst[1].end), 1e-2);
-	model_free(m);
 
 	in[0].exit = -1;
 	m = NULL;

@@ -65,52 +65,36 @@ static int read_file(const char *path)
 	return n < 0 ? -1 : 0;
 }
 
-/* one load per page through the mapping: each page faulted once */
-static int mmap_file(const char *path)
-{
-	volatile unsigned char sum = 0;
-	struct stat st;
-	unsigned char *p;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0 || fstat(fd, &st))
-		return -1;
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	for (off_t off = 0; off < st.st_size; off += 4096)
-		sum += p[off];
-	munmap(p, st.st_size);
-	return 0;
-}
-
 /*
- * As mmap_file, at an address whose anonymous memory was faulted in just
- * before (MAP_FIXED over it): the tracker's per-thread VMA cache
- * (tracker.bpf.c, vma_cached()) has that range as anonymous, and must see
- * that the VMA changed
+ * One load per page through the mapping: each page faulted once. OVER_ANON:
+ * the file is mapped (MAP_FIXED) over anonymous memory faulted in just
+ * before, which the tracker's per-thread VMA cache (tracker.bpf.c,
+ * vma_cached()) has as anonymous, and must see that the VMA changed.
  */
-static int mmap_over_anon(const char *path)
+static int mmap_file(const char *path, bool over_anon)
 {
 	volatile unsigned char sum = 0;
 	struct stat st;
-	unsigned char *p, *q;
+	unsigned char *p = NULL, *q;
 	int fd = open(path, O_RDONLY);
 
 	if (fd < 0 || fstat(fd, &st))
 		return -1;
-	p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		close(fd);
-		return -1;
+	if (over_anon) {
+		p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			close(fd);
+			return -1;
+		}
+		for (off_t off = 0; off < st.st_size; off += 4096)
+			p[off] = 1;
 	}
-	for (off_t off = 0; off < st.st_size; off += 4096)
-		p[off] = 1;
-	q = mmap(p, st.st_size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0);
+	q = mmap(p, st.st_size, PROT_READ, MAP_SHARED | (over_anon ? MAP_FIXED : 0), fd, 0);
 	close(fd);
-	if (q != p) {
-		munmap(p, st.st_size);
+	if (q == MAP_FAILED || (over_anon && q != p)) {
+		if (over_anon)
+			munmap(p, st.st_size);
 		return -1;
 	}
 	for (off_t off = 0; off < st.st_size; off += 4096)
@@ -167,10 +151,8 @@ static int reader_main(int argc, char **argv)
 
 		if (!strcmp(mode, "read")) {
 			err = read_file(f);
-		} else if (!strcmp(mode, "mmap")) {
-			err = mmap_file(f);
-		} else if (!strcmp(mode, "mmap-over-anon")) {
-			err = mmap_over_anon(f);
+		} else if (!strcmp(mode, "mmap") || !strcmp(mode, "mmap-over-anon")) {
+			err = mmap_file(f, !strcmp(mode, "mmap-over-anon"));
 		} else if (!strcmp(mode, "fork-read")) {
 			pid_t pid = fork();
 			int st;
