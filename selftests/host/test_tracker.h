@@ -680,7 +680,7 @@ TEST_F_TIMEOUT(tracker, cached_before_registration, TIMEOUT_S)
 /* a file two jobs loaded: a third job's hits are split between them */
 TEST_F_TIMEOUT(tracker, two_loaders, TIMEOUT_S)
 {
-	long half;
+	long half, lost;
 	struct row r;
 
 	SKIP_IF_NO_BPF();
@@ -689,12 +689,18 @@ TEST_F_TIMEOUT(tracker, two_loaders, TIMEOUT_S)
 	ASSERT_LT(FILE_PAGES / 4, half);
 	ASSERT_GT(FILE_PAGES, half);
 	ASSERT_EQ(0, track_reader("--name B", "read", self->a));
+	/*
+	 * what the host's reclaim took before C reads (fincore): C loads those
+	 * itself; CI lost 642 pages here once (2026-12-02), so the counts
+	 * allow that many more, and stay exact when nothing was taken
+	 */
+	lost = FILE_PAGES - fincore_pages(self->a);
 	ASSERT_EQ(0, track_reader("--name C", "read", self->a));
 	ASSERT_EQ(0, stats_row("C", "d1", "A", &r));
-	EXPECT_NEAR(FILE_PAGES, r.shared, TOL(FILE_PAGES));
-	EXPECT_NEAR(half, r.from_pages, TOL(FILE_PAGES));
+	EXPECT_NEAR(FILE_PAGES - lost, r.shared, TOL(FILE_PAGES));
+	EXPECT_NEAR(half, r.from_pages, TOL(FILE_PAGES) + lost);
 	ASSERT_EQ(0, stats_row("C", "d1", "B", &r));
-	EXPECT_NEAR(FILE_PAGES - half, r.from_pages, TOL(FILE_PAGES));
+	EXPECT_NEAR(FILE_PAGES - half, r.from_pages, TOL(FILE_PAGES) + lost);
 }
 
 /*
