@@ -7,7 +7,9 @@
  * the caller's open maps; nothing here is kept between calls.
  *
  * The pin directory is /sys/fs/bpf/tandem/tracker, or $TANDEM_TRACKER_DIR
- * (tests use their own so they never disturb a tracker in use).
+ * (tests use their own so they never disturb a tracker in use). Unloading
+ * removes the directory, and with the default /sys/fs/bpf/tandem too once
+ * it is empty.
  */
 #ifndef TANDEM_CTL_TRACKER_H
 #define TANDEM_CTL_TRACKER_H
@@ -20,7 +22,8 @@
 #include "lib/files.h"
 #include "../../bpf/tracker.h"	/* the map types shared with the BPF side */
 
-#define TRACKER_DEFAULT_DIR		"/sys/fs/bpf/tandem/tracker"
+#define TRACKER_DEFAULT_PARENT		"/sys/fs/bpf/tandem"
+#define TRACKER_DEFAULT_DIR		TRACKER_DEFAULT_PARENT "/tracker"
 #define TRACKER_DEFAULT_MAX_PAGES	131072	/* 512 MiB of dataset pages */
 #define TRACKER_DEFAULT_MAX_FILES	16384
 

@@ -25,7 +25,7 @@ trap '"$T" tracker unload >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 cmds=$(sed -n 's/^  tandemctl \([a-z]*\)\( [a-z][a-z]*\)\?\( .*\)\?$/\1\2/p' "$tmp/help")
 ncmds=$(echo "$cmds" | grep -c .)
 runnable=12
-ksft_plan $((2 + ncmds * 3 + 6 + runnable * 2 + 2))
+ksft_plan $((2 + ncmds * 3 + 6 + runnable * 2 + 3))
 
 ksft_check "tandemctl --help: stdout, exit 0, nothing on stderr" \
 	test -s "$tmp/help" -a ! -s "$tmp/help.err"
@@ -119,4 +119,17 @@ ksft_check "-p alone: indented JSON" sh -c "echo '$out' | jq -e . >/dev/null && 
 	true ::: true >"$tmp/j.json" 2>/dev/null
 ksft_check "run: --report FILE is the document -j prints" \
 	sh -c "[ \"\$(jq -S . '$tmp/j.json')\" = \"\$(jq -S . '$tmp/r.json')\" ]"
+# the default pin directory: unload takes load's /sys/fs/bpf/tandem with it
+# (only when nothing of it was there before: a user's tracker is left alone)
+if [ -e /sys/fs/bpf/tandem ] || [ "$(id -u)" != 0 ]; then
+	ksft_skip "tracker unload (default directory): removes /sys/fs/bpf/tandem" \
+		"/sys/fs/bpf/tandem exists already, or not root"
+else
+	ksft_check "tracker unload (default directory): removes /sys/fs/bpf/tandem" \
+		sh -c "env -u TANDEM_TRACKER_DIR '$T' tracker load >/dev/null &&
+		       [ -e /sys/fs/bpf/tandem/tracker/meta ] &&
+		       env -u TANDEM_TRACKER_DIR '$T' tracker unload >/dev/null &&
+		       [ ! -e /sys/fs/bpf/tandem ]"
+	env -u TANDEM_TRACKER_DIR "$T" tracker unload >/dev/null 2>&1
+fi
 ksft_finish
