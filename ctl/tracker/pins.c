@@ -49,10 +49,9 @@ int tracker_unpin_all(const char *dir)
 	closedir(d);
 	if (rmdir(dir) && !err)
 		err = -errno;
-	/* the default's parent, which load made: gone too once nothing else is in it */
-	if (!err && !strcmp(dir, TRACKER_DEFAULT_DIR) && rmdir(TRACKER_DEFAULT_PARENT) &&
-	    errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT && errno != EBUSY)
-		err = -errno;
+	/* the default's parent, which load made; it stays while anything else is in it */
+	if (!err && !strcmp(dir, TRACKER_DEFAULT_DIR))
+		rmdir(TRACKER_DEFAULT_PARENT);
 	return err;
 }
 
