@@ -76,7 +76,7 @@ inside() { "$LS" exec $S -- "$@"; }
 
 echo "### tandemctl calibrate (warm runs of each job with the tracker; the store's bandwidth)"
 # shellcheck disable=SC2086
-inside "$T" calibrate --dataset "$ds" --sample 0 --warm-time 10s \
+inside "$T" calibrate --dataset "$ds" --sample 0 --warm-time 30s \
 	--instance name=slow,order=indep,epochs=2,seed=1 --instance name=fast,order=indep,epochs=2,seed=2 \
 	-o "$out/profile.json" \
 	-- $A ::: $B >"$out/calibrate.txt" 2>&1 || {

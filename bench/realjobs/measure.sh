@@ -155,7 +155,7 @@ storage)
 	;;
 calibrate)
 	cold
-	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$MNT/a/train" --sample 0 --warm-time 10s \
+	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$MNT/a/train" --sample 0 --warm-time 30s \
 		-o "$OUT/profile.json" \
 		--instance name=slow,order=indep,epochs=2,seed=1 --instance name=fast,order=indep,epochs=2,seed=2 -- \
 		"${TR[@]}" "$MNT/a/train" "${SLOW[@]}" --epochs 2 --seed 1 ::: "${TR[@]}" "$MNT/a/train" "${FAST[@]}" --epochs 2 --seed 2 \

@@ -79,7 +79,7 @@ struct cal_warm_opts {
 
 /* What a warm run measured (warmfit.c has how). */
 struct cal_warm {
-	double rate;			/* dataset bytes/s in the steady window */
+	double rate;			/* dataset bytes/s the step eats (warmfit.c) */
 	double cpu_per_byte;		/* CPU-s of the process group per dataset byte */
 	double cpu_task_per_byte;	/* CPU-s of its busiest member per dataset byte */
 	double startup;			/* s, the model's start-up (warmfit.c) */
@@ -89,20 +89,23 @@ struct cal_warm {
 	double startup_cpu;		/* CPU-s of the group until then */
 	double epoch_gap;		/* s per epoch boundary beyond reading; 0: none or not seen */
 	double streams;			/* members that read the dataset */
-	double exit;			/* s from SIGINT to the group's leader ending */
-	bool exit_measured;		/* false: it ended by itself, had read all its epochs (it
-					 * was ending: SIGINT met its exit midway), or outlived
-					 * the limit */
+	double exit;			/* s from the last step to the leader's end */
+	bool exit_measured;		/* false: it ended by itself before its last epoch's
+					 * end was seen, had read all its epochs (SIGINT met
+					 * its exit midway), or outlived the limit */
+	char exit_from[8];		/* "sigint": SIGINT to its end; "end": its own end
+					 * after its last epoch's reads; "": not measured */
 	bool epoch_seen;		/* the first epoch boundary was in the run */
+	bool epoch2_seen;		/* and the second: rate and CPU are epoch 2's */
 	double units_per_epoch;		/* tracker pages or rchar bytes per epoch */
 	double seconds;			/* release to kill */
-	double window_s, bytes, cpu_s;	/* the steady window */
+	double window_s, bytes, cpu_s;	/* the rate's window: epoch 2, or the steady part of 1 */
 	char method[16];		/* "tracker" or "proc" */
 };
 
 /*
  * Run argv (its own process group, a tracker job when trk->ok) on the warm
- * dataset until the first epoch boundary was seen and the reads resumed,
+ * dataset until the second epoch boundary was seen and the reads resumed,
  * or o->window after its first dataset read, or its end; kill the group
  * and say what it measured. -ETIMEDOUT: no dataset read within
  * o->first_read_limit; -ENOEXEC: the command was not found; -ENODATA: too

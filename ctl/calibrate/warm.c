@@ -245,8 +245,9 @@ static int push_sample(struct warm_run *w, double t, double count)
 }
 
 /*
- * Whether the run has seen what it needs: the read stall at the first
- * epoch boundary and the reads resuming after it (+0.3 s), or the window.
+ * Whether the run has seen what it needs: the read stalls at the first two
+ * epoch boundaries and the reads resuming after the second (+0.3 s), or
+ * the window. A run whose second epoch is its last ends by itself.
  */
 static bool warm_done(struct warm_run *w, double t)
 {
@@ -255,7 +256,7 @@ static bool warm_done(struct warm_run *w, double t)
 	if (t - w->first >= w->opt.window)
 		return true;
 	warm_boundary_update(w, t);
-	return w->resumed >= 0 && t - w->resumed >= 0.3;
+	return w->resumed2 >= 0 && t - w->resumed2 >= 0.3;
 }
 
 /* One poll: sample, maybe scan; 1 when the run is over. */
@@ -289,6 +290,8 @@ static int warm_loop(struct warm_run *w, struct warm_ids *ids)
 		/* sample before reaping: a reaped leader takes its counters along */
 		ret = warm_poll(w, ids, t);
 		if (waitpid(w->pgid, &status, WNOHANG) == w->pgid) {
+			/* it ended between the previous poll and now */
+			w->ended = (t + now_s() - w->t0) / 2 - WARM_POLL_S / 2;
 			w->reaped = true;
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 				return -ENOEXEC;
@@ -348,6 +351,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 		 struct cal_warm *out)
 {
 	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
+			      .stall2 = -1, .resumed2 = -1, .ended = -1, .pause_t = -1,
 			      .trk = trk && trk->ok ? trk : NULL, .ds = ds };
 	struct warm_ids ids = { 0 };
 	double exit_s = -1;	/* < 0: not measured (it ended by itself, or outlived SIGINT) */
@@ -370,11 +374,19 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	}
 	if (o->trace && w.n)
 		warm_trace(&w, o->trace);
+	warm_boundary_end(&w);
 	err = err ?: warm_fit(&w, o->window_bytes, out);
-	/* a run that had read all its epochs was ending: SIGINT met its exit midway */
-	out->exit_measured = !err && exit_s >= 0 &&
-			     !(o->epochs && w.count >= 0.99 * o->epochs * warm_units_expected(&w));
-	out->exit = out->exit_measured ? exit_s : 0;
+	/*
+	 * Its own end after its last epoch (warm_fit) or SIGINT's; a run that
+	 * had read all its epochs was ending: SIGINT met its exit midway.
+	 */
+	if (!err && !out->exit_measured) {
+		out->exit_measured = exit_s >= 0 &&
+			!(o->epochs && w.count >= 0.99 * o->epochs * warm_units_expected(&w));
+		out->exit = out->exit_measured ? exit_s : 0;
+		if (out->exit_measured)
+			strcpy(out->exit_from, "sigint");
+	}
 free_w:
 	free(w.s);
 	free(w.scans);

@@ -41,14 +41,21 @@ struct warm_run {
 	int nscans;
 	/* the first epoch boundary: the reads stall, then resume */
 	double last_inc_t, last_inc_count;
+	double pause_t;			/* a pause at the boundary, then a trickle: its start */
 	double stall, stall_count;	/* the last read before the stall; < 0: none */
 	double resumed;			/* the first read after it; < 0: none */
+	/* the second: one epoch's count later; at the run's end when it ended there */
+	double stall2, stall2_count;	/* < 0: none */
+	double resumed2;		/* < 0: none (or the run ended after it) */
+	double ended;			/* s after t0 the leader ended by itself; < 0: it did not */
 };
 
 /* One epoch in the run's units: the dataset's pages (tracker), or its bytes. */
 double warm_units_expected(const struct warm_run *w);
-/* Watch for the first epoch boundary (every sample). */
+/* Watch for the first two epoch boundaries (every sample). */
 void warm_boundary_update(struct warm_run *w, double t);
+/* The run over: its last epoch's end, when it ended there by itself. */
+void warm_boundary_end(struct warm_run *w);
 /* What the samples say: rate, CPU per byte, start-up, gap, streams. */
 int warm_fit(const struct warm_run *w, double window, struct cal_warm *out);
 

@@ -10,7 +10,10 @@
  *  - the first epoch boundary: a stall of the reads (>= 0.1 s) once the
  *    count reached 99.8% of an epoch (the dataset's pages for the tracker,
  *    its bytes for rchar); the count there is one epoch's worth of units;
- *  - rate R: the slope of the reads over the second half of the first
+ *    the second: the same, one epoch's count later, or the run's own end
+ *    after it;
+ *  - rate R: what the step ate over epoch 2 (fit_epoch2); without a second
+ *    boundary, the slope of the reads over the second half of the first
  *    epoch (or of the run, without a boundary): past the first batches,
  *    which run slower (the loader fills its queue, the framework warms up);
  *  - CPU per byte: the group's CPU over the same window, over its bytes;
@@ -53,22 +56,66 @@ double warm_units_expected(const struct warm_run *w)
 	return pages;
 }
 
+/* the count at which boundary K (0: the first) is due: epoch K+1's last batches */
+static double boundary_due(const struct warm_run *w, int k)
+{
+	return k ? w->stall_count * (1 + EPOCH_END) : EPOCH_END * warm_units_expected(w);
+}
+
+/*
+ * Boundary K: the reads pause (>= STALL_MIN_S) once the count is due, then
+ * resume. A trickle after the pause (at most the last 0.2% of an epoch: a
+ * last batch's file, read late) is still the old epoch: the pause goes on
+ * from its start, and the boundary is at the trickle's last read.
+ */
 void warm_boundary_update(struct warm_run *w, double t)
 {
-	double c = w->count;
+	double c = w->count, since, resumed;
+	int k = w->resumed >= 0;
+	bool tail;
 
-	if (w->resumed >= 0 || w->first < 0)
+	if (w->resumed2 >= 0 || w->first < 0)
 		return;
-	if (c > w->last_inc_count) {
-		if (w->last_inc_count >= EPOCH_END * warm_units_expected(w) &&
-		    t - w->last_inc_t >= STALL_MIN_S) {
-			w->stall = w->last_inc_t;
-			w->stall_count = w->last_inc_count;
+	if (c <= w->last_inc_count)
+		return;
+	tail = c - w->last_inc_count <= (1 - EPOCH_END) * (k ? w->stall_count :
+							  warm_units_expected(w));
+	if (w->last_inc_count >= boundary_due(w, k)) {
+		since = w->pause_t >= 0 ? w->pause_t : w->last_inc_t;
+		if (tail) {
+			if (w->pause_t < 0 && t - w->last_inc_t >= STALL_MIN_S)
+				w->pause_t = w->last_inc_t;
+		} else if (t - since >= STALL_MIN_S) {
 			/* it resumed between the previous poll and this one */
-			w->resumed = w->n > 1 ? (w->s[w->n - 2].t + t) / 2 : t;
+			resumed = w->n > 1 ? (w->s[w->n - 2].t + t) / 2 : t;
+			if (!k) {
+				w->stall = w->last_inc_t;
+				w->stall_count = w->last_inc_count;
+				w->resumed = resumed;
+			} else {
+				w->stall2 = w->last_inc_t;
+				w->stall2_count = w->last_inc_count;
+				w->resumed2 = resumed;
+			}
+			w->pause_t = -1;
+		} else {
+			w->pause_t = -1;
 		}
-		w->last_inc_t = t;
-		w->last_inc_count = c;
+	}
+	w->last_inc_t = t;
+	w->last_inc_count = c;
+}
+
+/*
+ * The run over: a run that ended by itself after its second epoch's reads
+ * (its last epoch) has its second boundary at its last read.
+ */
+void warm_boundary_end(struct warm_run *w)
+{
+	if (w->ended >= 0 && w->resumed >= 0 && w->stall2 < 0 &&
+	    w->last_inc_count >= boundary_due(w, 1) && w->ended - w->last_inc_t >= 0) {
+		w->stall2 = w->last_inc_t;
+		w->stall2_count = w->last_inc_count;
 	}
 }
 
@@ -197,6 +244,39 @@ static int steady_window(const struct warm_run *w, int *a, int *b)
 	return *b > *a ? 0 : -ENODATA;
 }
 
+/*
+ * Epoch 2, from the first boundary to the second: the step eats one epoch
+ * there, E - W of it after the reads resumed (the reader ran W ahead, from
+ * the cache at once), the workers' fork and first, slower batches included.
+ * So R = (E - W) / (second stall - resumed), and the CPU per byte is the
+ * group's CPU between the scans nearest the two stalls over what the step
+ * ate in between. The busiest member keeps its share of the group's CPU
+ * from epoch 1's window (epoch 1's workers are gone in epoch 2). 0: not
+ * measurable (no second boundary, or W is most of an epoch).
+ */
+static int fit_epoch2(const struct warm_run *w, double bpu, struct cal_warm *out)
+{
+	double e = (w->stall2_count - w->stall_count) * bpu, eat = e - out->window;
+	double span = w->stall2 - w->resumed, period = w->stall2 - w->stall;
+	int a = scan_before(w, w->stall), b = scan_before(w, w->stall2);
+	double ate, task_share;
+
+	if (w->stall2 < 0 || !(span > 0) || !(eat >= 0.5 * e) || b <= a)
+		return 0;
+	ate = e * (w->scans[b].t - w->scans[a].t) / period;
+	if (!(ate > 0) || w->scans[b].cpu <= w->scans[a].cpu)
+		return 0;
+	task_share = out->cpu_per_byte > 0 ? out->cpu_task_per_byte / out->cpu_per_byte : 1;
+	out->rate = eat / span;
+	out->window_s = w->scans[b].t - w->scans[a].t;
+	out->bytes = ate;
+	out->cpu_s = w->scans[b].cpu - w->scans[a].cpu;
+	out->cpu_per_byte = out->cpu_s / ate;
+	out->cpu_task_per_byte = task_share * out->cpu_per_byte;
+	out->epoch2_seen = true;
+	return 1;
+}
+
 int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 {
 	const struct warm_scan *sa, *sb;
@@ -235,10 +315,23 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	out->startup = fmin(fmax(out->startup, w->first), sb->t);
 	out->startup_cpu = w->scans[w->first_scan].cpu;
 	out->epoch_seen = w->resumed >= 0;
+	/* the rate the step keeps over a whole epoch, where one was seen */
+	if (out->epoch_seen)
+		fit_epoch2(w, bpu, out);
 	if (out->epoch_seen)
 		out->epoch_gap = (w->resumed - w->stall) - out->window / out->rate;
 	if (out->epoch_gap < GAP_MIN_S)
 		out->epoch_gap = 0;
+	/*
+	 * It ended by itself after its last epoch's reads: the step ate W
+	 * after them, then it exited.
+	 */
+	if (out->epoch2_seen && w->resumed2 < 0 && w->ended >= w->stall2) {
+		out->exit = w->ended - w->stall2 - out->window / out->rate;
+		out->exit = fmax(out->exit, 0);
+		out->exit_measured = true;
+		strcpy(out->exit_from, "end");
+	}
 	strcpy(out->method, w->trk ? "tracker" : "proc");
 	return 0;
 }

@@ -168,8 +168,10 @@ static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
 		.seconds = w->seconds, .window_s = w->window_s, .bytes = w->bytes,
 		.cpu_s = w->cpu_s, .first_read_s = w->first_read, .epoch_seen = w->epoch_seen,
 		.window_measured = w->window_measured, .exit_measured = w->exit_measured,
+		.epoch2_seen = w->epoch2_seen,
 	};
 	snprintf(pi->warm.method, sizeof(pi->warm.method), "%s", w->method);
+	snprintf(pi->warm.exit_from, sizeof(pi->warm.exit_from), "%s", w->exit_from);
 	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_WARM);
 	if (i < c->args.nspec && profile_inst_parse(c->args.spec_str[i], &pi->m, err, sizeof(err))) {
 		ctl_err("instance %s: %s", pi->m.name, err);
@@ -299,20 +301,25 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_text("%s", pi->warm.method[0] && !pi->warm.epoch_seen ? " (no boundary seen)" : "");
 	out_double("streams", ", %.0f read streams", in->streams > 0 ? in->streams : 1);
 	out_double("exit_s", ", exit %.2f s", in->exit);
-	out_text("%s", !pi->warm.method[0] ? "" : pi->warm.exit_measured ?
-		 " (SIGINT to its end)" : " (not measured: it read all its epochs, or outlived SIGINT)");
+	out_text("%s", !pi->warm.method[0] ? "" : !pi->warm.exit_measured ?
+		 " (not measured: it read all its epochs, or outlived SIGINT)" :
+		 !strcmp(pi->warm.exit_from, "end") ? " (its last epoch's reads to its end)" :
+		 " (SIGINT to its end)");
 	out_double("window_bytes", NULL, in->window);
 	out_text(", read-ahead %s%s", units_fmt_size(in->window, b, sizeof(b)),
 		 pi->warm.method[0] && pi->warm.window_measured ? " (measured)" : "");
 	if (pi->warm.method[0]) {
 		out_obj_open("warm_run");
 		out_double("seconds", "; warm run %.1f s", pi->warm.seconds);
-		out_double("window_s", " (steady %.1f s", pi->warm.window_s);
+		out_double("window_s", pi->warm.epoch2_seen ? " (rate over epoch 2: %.1f s" :
+			   " (rate over epoch 1's steady part: %.1f s", pi->warm.window_s);
 		out_double("bytes", NULL, pi->warm.bytes);
 		out_text(", %.1f MiB)", pi->warm.bytes / 1048576);
 		out_double("cpu_s", NULL, pi->warm.cpu_s);
 		out_bool("epoch_seen", NULL, pi->warm.epoch_seen);
 		out_bool("exit_measured", NULL, pi->warm.exit_measured);
+		out_str("exit_from", NULL, pi->warm.exit_from[0] ? pi->warm.exit_from : NULL);
+		out_bool("epoch2_seen", NULL, pi->warm.epoch2_seen);
 		out_str("method", NULL, pi->warm.method);
 		out_obj_close();
 	} else {

@@ -262,7 +262,10 @@ struct profile_warm {
 	double first_read_s;		/* release to the first dataset read */
 	bool epoch_seen;		/* an epoch boundary was in the run */
 	bool window_measured;		/* window_bytes is the measured run-ahead */
-	bool exit_measured;		/* exit_s is SIGINT to its end (false: 0, not seen) */
+	bool exit_measured;		/* exit_s was measured (false: 0, not seen) */
+	char exit_from[8];		/* "sigint" (SIGINT to its end) or "end" (its own end) */
+	bool epoch2_seen;		/* rate and CPU are over epoch 2 (false: epoch 1's
+					 * second half, or the run) */
 	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
 };
 

@@ -184,6 +184,8 @@ static void save_warm(struct jw *w, const struct profile_warm *wm)
 	jw_bool(w, "epoch_seen", wm->epoch_seen);
 	jw_bool(w, "window_measured", wm->window_measured);
 	jw_bool(w, "exit_measured", wm->exit_measured);
+	jw_str(w, "exit_from", wm->exit_from[0] ? wm->exit_from : NULL);
+	jw_bool(w, "epoch2_seen", wm->epoch2_seen);
 	jw_obj_close(w);
 }
 
@@ -404,6 +406,8 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	wm->epoch_seen = json_is_true(json_object_get(o, "epoch_seen"));
 	wm->window_measured = json_is_true(json_object_get(o, "window_measured"));
 	wm->exit_measured = json_is_true(json_object_get(o, "exit_measured"));
+	load_strbuf(o, "exit_from", wm->exit_from, sizeof(wm->exit_from));
+	wm->epoch2_seen = json_is_true(json_object_get(o, "epoch2_seen"));
 }
 
 static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
