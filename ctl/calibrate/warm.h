@@ -44,6 +44,8 @@ struct warm_run {
 	double pause_t;			/* a pause at the boundary, then a trickle: its start */
 	double stall, stall_count;	/* the last read before the stall; < 0: none */
 	double resumed;			/* the first read after it; < 0: none */
+	double paused;			/* the pause's start (before a trickle: its last
+					 * steady read; else = stall) */
 	/* the second: one epoch's count later; at the run's end when it ended there */
 	double stall2, stall2_count;	/* < 0: none */
 	double resumed2;		/* < 0: none (or the run ended after it) */

@@ -89,6 +89,7 @@ void warm_boundary_update(struct warm_run *w, double t)
 			/* it resumed between the previous poll and this one */
 			resumed = w->n > 1 ? (w->s[w->n - 2].t + t) / 2 : t;
 			if (!k) {
+				w->paused = since;
 				w->stall = w->last_inc_t;
 				w->stall_count = w->last_inc_count;
 				w->resumed = resumed;
@@ -229,10 +230,13 @@ static double time_of(const struct warm_run *w, double c)
 	return w->s[w->n - 1].t;
 }
 
-/* the steady window [*a, *b] as two scans: the second half of epoch 1 */
+/*
+ * The steady window [*a, *b] as two scans: the second half of epoch 1, to
+ * where its reads paused (a trickle after that is no pace)
+ */
 static int steady_window(const struct warm_run *w, int *a, int *b)
 {
-	double end = w->stall >= 0 ? w->stall : w->s[w->n - 1].t;
+	double end = w->stall >= 0 ? w->paused : w->s[w->n - 1].t;
 	double half = time_of(w, count_at(w, end) / 2);
 
 	*a = scan_after(w, fmax(half, w->first + fmin(RAMP_S, 0.2 * (end - w->first))));
