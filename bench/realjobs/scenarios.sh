@@ -45,25 +45,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 mkdir -p "$OUT"
-ds=$MNT/a/train
-TR="$PY $top/examples/pytorch/train.py $ds --size 32 --workers 2 --epochs 2"
-SLOW="--arch mobilenet_v3_small --batch-size 32"
-FAST="--arch shufflenet_v2_x0_5 --batch-size 64"
-FAST32="--arch shufflenet_v2_x0_5 --batch-size 32"
-jobs_of() { # the commands of scenario $1, joined by :::
-	case $1 in
-	same2) echo "$TR $FAST --seed 1 ::: $TR $FAST --seed 2" ;;
-	differ2) echo "$TR $SLOW --seed 1 ::: $TR $FAST --seed 2" ;;
-	three) echo "$TR $SLOW --seed 1 ::: $TR $FAST --seed 2 ::: $TR $FAST32 --seed 3" ;;
-	*) echo "scenarios.sh: unknown scenario $1" >&2; exit 2 ;;
-	esac
-}
-insts_of() {
-	case $1 in
-	three) echo "--instance name=j0,order=indep,epochs=2,seed=1 --instance name=j1,order=indep,epochs=2,seed=2 --instance name=j2,order=indep,epochs=2,seed=3" ;;
-	*) echo "--instance name=j0,order=indep,epochs=2,seed=1 --instance name=j1,order=indep,epochs=2,seed=2" ;;
-	esac
-}
+. "$here/jobs.sh"
 q() { if [ -n "$QUIET" ]; then $QUIET bash -c "$*"; else bash -c "$*"; fi; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 qemus() { pgrep -c qemu-system || true; }
