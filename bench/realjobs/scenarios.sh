@@ -55,7 +55,7 @@ for s in $scenarios; do
 	jobs_of "$s" >/dev/null
 	echo "# $s: calibrate"
 	# shellcheck disable=SC2046
-	q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' calibrate --dataset '$ds' --sample 0 --warm-time 30s \
+	q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' calibrate --dataset '$ds' --sample 0 --warm-time 30s --warm-runs 3 \
 		-o '$OUT/prof-$s.json' $(insts_of "$s") -- $(jobs_of "$s") >'$OUT/calibrate-$s.out' 2>&1" ||
 		{ tail -n 20 "$OUT/calibrate-$s.out"; exit 1; }
 done

@@ -99,6 +99,8 @@ struct cal_warm {
 	bool epoch2_seen;		/* and the second: rate and CPU are epoch 2's */
 	double units_per_epoch;		/* tracker pages or rchar bytes per epoch */
 	double seconds;			/* release to kill */
+	int runs;			/* warm runs behind it (cal_warm_median) */
+	double rate_min, rate_max;	/* their rates' range */
 	double window_s, bytes, cpu_s;	/* the rate's window: epoch 2, or the steady part of 1 */
 	char method[16];		/* "tracker" or "proc" */
 };
@@ -114,6 +116,15 @@ struct cal_warm {
 int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out);
+
+#define CAL_MAX_WARM_RUNS	9	/* --warm-runs, at most */
+
+/*
+ * N warm runs of one command as one: each term the median of the runs'
+ * (exit over the runs that measured it; a flag true when most runs had it);
+ * rate_min/rate_max the runs' range, runs N, seconds their sum.
+ */
+void cal_warm_median(const struct cal_warm *runs, int n, struct cal_warm *out);
 
 #define CAL_BW_SECONDS	3.0	/* default length of each B(k) measurement */
 

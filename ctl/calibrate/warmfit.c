@@ -34,6 +34,8 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "calibrate/warm.h"
@@ -338,4 +340,73 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	}
 	strcpy(out->method, w->trk ? "tracker" : "proc");
 	return 0;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the median of field OFF (a double) of the runs where PICK (NULL: all) */
+static double median_of(const struct cal_warm *runs, int n, size_t off, const bool *pick)
+{
+	double v[CAL_MAX_WARM_RUNS];
+	int k = 0;
+
+	for (int i = 0; i < n && i < CAL_MAX_WARM_RUNS; i++)
+		if (!pick || pick[i])
+			v[k++] = *(const double *)((const char *)&runs[i] + off);
+	if (!k)
+		return 0;
+	qsort(v, k, sizeof(*v), dbl_cmp);
+	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+#define MEDIAN(field, pick) \
+	(out->field = median_of(runs, n, offsetof(struct cal_warm, field), pick))
+
+void cal_warm_median(const struct cal_warm *runs, int n, struct cal_warm *out)
+{
+	bool exit_ok[CAL_MAX_WARM_RUNS] = { 0 };
+	int ep = 0, ep2 = 0, wm = 0, nexit = 0;
+	double secs = 0;
+
+	n = n < CAL_MAX_WARM_RUNS ? n : CAL_MAX_WARM_RUNS;
+	*out = runs[0];
+	out->rate_min = out->rate_max = runs[0].rate;
+	for (int i = 0; i < n; i++) {
+		out->rate_min = fmin(out->rate_min, runs[i].rate);
+		out->rate_max = fmax(out->rate_max, runs[i].rate);
+		ep += runs[i].epoch_seen;
+		ep2 += runs[i].epoch2_seen;
+		wm += runs[i].window_measured;
+		exit_ok[i] = runs[i].exit_measured;
+		if (exit_ok[i] && !nexit++)
+			strcpy(out->exit_from, runs[i].exit_from);
+		secs += runs[i].seconds;
+	}
+	MEDIAN(rate, NULL);
+	MEDIAN(cpu_per_byte, NULL);
+	MEDIAN(cpu_task_per_byte, NULL);
+	MEDIAN(startup, NULL);
+	MEDIAN(first_read, NULL);
+	MEDIAN(window, NULL);
+	MEDIAN(startup_cpu, NULL);
+	MEDIAN(epoch_gap, NULL);
+	MEDIAN(streams, NULL);
+	MEDIAN(units_per_epoch, NULL);
+	MEDIAN(window_s, NULL);
+	MEDIAN(bytes, NULL);
+	MEDIAN(cpu_s, NULL);
+	MEDIAN(exit, exit_ok);
+	out->exit_measured = nexit > 0;
+	if (!nexit)
+		out->exit_from[0] = 0;
+	out->epoch_seen = 2 * ep > n;
+	out->epoch2_seen = 2 * ep2 > n;
+	out->window_measured = 2 * wm > n;
+	out->seconds = secs;
+	out->runs = n;
 }

@@ -32,6 +32,7 @@ struct cal_cmd {
 	double rates[MODEL_MAX_INST];
 	int nrates;
 	double warm_time;
+	uint32_t warm_runs;		/* per instance; its terms are their medians */
 	bool no_track;
 	const char *trace;		/* --warm-trace PREFIX */
 	char ***cmds;
@@ -51,6 +52,7 @@ static const struct option cal_opts_long[] = {
 	{ "instance", required_argument, NULL, 'i' },
 	{ "rate", required_argument, NULL, 'R' },
 	{ "warm-time", required_argument, NULL, 'w' },
+	{ "warm-runs", required_argument, NULL, 'W' },
 	{ "bw-time", required_argument, NULL, 'b' },
 	{ "no-track", no_argument, NULL, 'T' },
 	{ "warm-trace", required_argument, NULL, 't' },
@@ -86,6 +88,11 @@ static int cal_opt(struct cal_cmd *c, int opt, const char *arg)
 		return 0;
 	case 'R': return model_args_parse_rates(arg, c->rates, MODEL_MAX_INST, &c->nrates);
 	case 'w': return units_parse_duration(arg, &c->warm_time);
+	case 'W':
+		if (parse_u32(arg, &k) || k < 1 || k > CAL_MAX_WARM_RUNS)
+			return -EINVAL;
+		c->warm_runs = k;
+		return 0;
 	case 'b': return units_parse_duration(arg, &c->opts.bw_seconds);
 	case 'T': c->no_track = true; return 0;
 	case 't': c->trace = arg; return 0;
@@ -104,6 +111,7 @@ static int cal_parse(int argc, char **argv, struct cal_cmd *c)
 	c->opts.max_readers = 2;
 	c->opts.bw_seconds = CAL_BW_SECONDS;
 	c->warm_time = 20;
+	c->warm_runs = 3;
 	c->output = "tandem-profile.json";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -168,7 +176,8 @@ static int cal_apply_warm(struct cal_cmd *c, struct profile_inst *pi, int i,
 		.seconds = w->seconds, .window_s = w->window_s, .bytes = w->bytes,
 		.cpu_s = w->cpu_s, .first_read_s = w->first_read, .epoch_seen = w->epoch_seen,
 		.window_measured = w->window_measured, .exit_measured = w->exit_measured,
-		.epoch2_seen = w->epoch2_seen,
+		.epoch2_seen = w->epoch2_seen, .runs = w->runs, .rate_min = w->rate_min,
+		.rate_max = w->rate_max,
 	};
 	snprintf(pi->warm.method, sizeof(pi->warm.method), "%s", w->method);
 	snprintf(pi->warm.exit_from, sizeof(pi->warm.exit_from), "%s", w->exit_from);
@@ -197,8 +206,8 @@ static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 {
 	struct cal_warm_opts o = { .window = c->warm_time,
 				   .first_read_limit = CAL_FIRST_READ_LIMIT };
+	struct cal_warm w, runs[CAL_MAX_WARM_RUNS];
 	char job[64], trace[4096];
-	struct cal_warm w;
 	int err;
 
 	/* epochs= given: a warm run that read them all was ending by itself */
@@ -209,18 +218,27 @@ static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 	if (i < c->args.nspec && strstr(c->args.spec_str[i], "window="))
 		o.window_bytes = pi->m.window;
 	snprintf(job, sizeof(job), "calibrate-%s", pi->m.name);
-	if (c->trace && snprintf(trace, sizeof(trace), "%s%s.csv", c->trace, pi->m.name) <
-	    (int)sizeof(trace))
-		o.trace = trace;
-	if (c->opts.verbose)
-		fprintf(stderr, "calibrate: warm run of %s: %s\n", pi->m.name, pi->cmd);
-	err = cal_warm_run(c->cmds[i], ds, &o, &c->trk, job, &w);
-	c->warm_seconds[i] = w.seconds;
-	if (err) {
-		ctl_err("instance %s: warm run of '%s' failed: %s", pi->m.name, c->cmds[i][0],
-			warm_err(err));
-		return err;
+	for (uint32_t r = 0; r < c->warm_runs; r++) {
+		/* NAME.csv, or NAME-R.csv for each of several runs */
+		int len = -1;
+
+		if (c->trace && c->warm_runs > 1)
+			len = snprintf(trace, sizeof(trace), "%s%s-%u.csv", c->trace, pi->m.name, r + 1);
+		else if (c->trace)
+			len = snprintf(trace, sizeof(trace), "%s%s.csv", c->trace, pi->m.name);
+		o.trace = len >= 0 && len < (int)sizeof(trace) ? trace : NULL;
+		if (c->opts.verbose)
+			fprintf(stderr, "calibrate: warm run %u/%u of %s: %s\n", r + 1, c->warm_runs,
+				pi->m.name, pi->cmd);
+		err = cal_warm_run(c->cmds[i], ds, &o, &c->trk, job, &runs[r]);
+		c->warm_seconds[i] += runs[r].seconds;
+		if (err) {
+			ctl_err("instance %s: warm run %u of '%s' failed: %s", pi->m.name, r + 1,
+				c->cmds[i][0], warm_err(err));
+			return err;
+		}
 	}
+	cal_warm_median(runs, c->warm_runs, &w);
 	return cal_apply_warm(c, pi, i, &w);
 }
 
@@ -310,7 +328,16 @@ static void cal_print_inst(const struct profile_inst *pi)
 		 pi->warm.method[0] && pi->warm.window_measured ? " (measured)" : "");
 	if (pi->warm.method[0]) {
 		out_obj_open("warm_run");
-		out_double("seconds", "; warm run %.1f s", pi->warm.seconds);
+		out_u64("runs", NULL, pi->warm.runs);
+		if (pi->warm.runs > 1)
+			out_text("; %u warm runs, medians (rate %s", pi->warm.runs,
+				 units_fmt_rate(pi->warm.rate_min, b, sizeof(b)));
+		if (pi->warm.runs > 1)
+			out_text("-%s)", units_fmt_rate(pi->warm.rate_max, b, sizeof(b)));
+		out_double("rate_min_bps", NULL, pi->warm.rate_min);
+		out_double("rate_max_bps", NULL, pi->warm.rate_max);
+		out_double("seconds", pi->warm.runs > 1 ? ", %.1f s" : "; warm run %.1f s",
+			   pi->warm.seconds);
 		out_double("window_s", pi->warm.epoch2_seen ? " (rate over epoch 2: %.1f s" :
 			   " (rate over epoch 1's steady part: %.1f s", pi->warm.window_s);
 		out_double("bytes", NULL, pi->warm.bytes);
@@ -432,5 +459,5 @@ free_cmds:
 TANDEM_CMD(calibrate, "calibrate", NULL, cmd_calibrate_run,
 	   "--dataset DIR [--record-size S] [--sample SIZE] [--bw-time DUR] "
 	   "[--cold fadvise|drop-caches] [--readers K] [--instance SPEC]... [--rate R[,R...]] "
-	   "[--warm-time DUR] [--warm-trace PREFIX] [--no-track] [-o FILE] [-- CMD_A ::: CMD_B ...]",
+	   "[--warm-time DUR] [--warm-runs N] [--warm-trace PREFIX] [--no-track] [-o FILE] [-- CMD_A ::: CMD_B ...]",
 	   "measure B(k), page-cache memory and each instance's rate, CPU, start-up; save a profile")

@@ -266,6 +266,8 @@ struct profile_warm {
 	char exit_from[8];		/* "sigint" (SIGINT to its end) or "end" (its own end) */
 	bool epoch2_seen;		/* rate and CPU are over epoch 2 (false: epoch 1's
 					 * second half, or the run) */
+	unsigned runs;			/* warm runs: the terms are their medians (0: 1) */
+	double rate_min, rate_max;	/* their rates' range */
 	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
 };
 

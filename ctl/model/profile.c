@@ -186,6 +186,9 @@ static void save_warm(struct jw *w, const struct profile_warm *wm)
 	jw_bool(w, "exit_measured", wm->exit_measured);
 	jw_str(w, "exit_from", wm->exit_from[0] ? wm->exit_from : NULL);
 	jw_bool(w, "epoch2_seen", wm->epoch2_seen);
+	jw_u64(w, "runs", wm->runs ? wm->runs : 1);
+	jw_double(w, "rate_min_bps", wm->rate_min);
+	jw_double(w, "rate_max_bps", wm->rate_max);
 	jw_obj_close(w);
 }
 
@@ -394,6 +397,8 @@ static int load_memory(const json_t *m, struct profile *p)
 /* what a warm run measured: for people and later tools, not the model */
 static void load_warm(const json_t *o, struct profile_warm *wm)
 {
+	const json_t *runs;
+
 	memset(wm, 0, sizeof(*wm));
 	if (!json_is_object(o))
 		return;
@@ -408,6 +413,11 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	wm->exit_measured = json_is_true(json_object_get(o, "exit_measured"));
 	load_strbuf(o, "exit_from", wm->exit_from, sizeof(wm->exit_from));
 	wm->epoch2_seen = json_is_true(json_object_get(o, "epoch2_seen"));
+	runs = json_object_get(o, "runs");
+	wm->runs = json_is_integer(runs) && json_integer_value(runs) > 0 &&
+		   json_integer_value(runs) <= 1000 ? (unsigned)json_integer_value(runs) : 1;
+	load_num(o, "rate_min_bps", &wm->rate_min, false);
+	load_num(o, "rate_max_bps", &wm->rate_max, false);
 }
 
 static int load_inst(const json_t *o, struct profile_inst *pi, int idx)

@@ -241,4 +241,38 @@ TEST(third_epoch_resumes)
 	sim_free(&s);
 }
 
+/* Several runs as one: medians, the rates' range, exit over the runs that had one. */
+TEST(median_of_runs)
+{
+	struct cal_warm r[3] = { 0 }, m;
+
+	r[0].rate = 40, r[1].rate = 50, r[2].rate = 36;
+	r[0].cpu_per_byte = 3, r[1].cpu_per_byte = 1, r[2].cpu_per_byte = 2;
+	r[0].startup = 1.2, r[1].startup = 1.0, r[2].startup = 1.1;
+	r[0].seconds = r[1].seconds = r[2].seconds = 5;
+	r[0].epoch2_seen = r[2].epoch2_seen = true;
+	r[1].exit_measured = true, r[1].exit = 0.3;
+	strcpy(r[1].exit_from, "end");
+	r[2].exit = 9;	/* not measured: left out */
+	cal_warm_median(r, 3, &m);
+	EXPECT_EQ(40, m.rate);
+	EXPECT_EQ(36, m.rate_min);
+	EXPECT_EQ(50, m.rate_max);
+	EXPECT_EQ(2, m.cpu_per_byte);
+	EXPECT_EQ(1.1, m.startup);
+	EXPECT_EQ(15, m.seconds);
+	EXPECT_EQ(3, m.runs);
+	EXPECT_TRUE(m.epoch2_seen);
+	EXPECT_TRUE(m.exit_measured);
+	EXPECT_EQ(0.3, m.exit);
+	EXPECT_STREQ("end", m.exit_from);
+	/* an even count: the middle two's mean; none measured the exit */
+	r[1].exit_measured = false;
+	cal_warm_median(r, 2, &m);
+	EXPECT_EQ(45, m.rate);
+	EXPECT_FALSE(m.exit_measured);
+	EXPECT_EQ(0, m.exit);
+	EXPECT_FALSE(m.epoch2_seen);	/* 1 of 2: not most */
+}
+
 TEST_HARNESS_MAIN
