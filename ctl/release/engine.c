@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,15 +258,19 @@ static void leader_exited(struct rel_run *r, struct rel_inst *in, int idx, int s
 /* Reap everything; orphans we inherited as subreaper are reaped too. */
 static void reap(struct rel_run *r)
 {
+	struct rusage ru;
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 		for (int i = 0; i < r->n; i++) {
 			struct rel_inst *in = &r->inst[i];
 
 			if (in->pgid != pid)
 				continue;
+			/* the leader's CPU and its waited-for descendants' (workers) */
+			in->cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 			if (in->state == REL_PENDING) {	/* killed while it waited */
 				in->start = now_s() - r->t0;
 				close_gate(in);

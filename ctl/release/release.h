@@ -112,6 +112,7 @@ struct rel_inst {
 	double start, end;	/* measured, s after t0 */
 	double loaded;		/* progress fraction when the next was released */
 	int status;		/* wait status of the leader */
+	double cpu_s;		/* CPU-s of the leader and the descendants it reaped */
 	bool have_stats;
 	struct rel_job_stats stats;
 };

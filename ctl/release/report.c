@@ -193,6 +193,7 @@ static void print_inst(const struct rel_report *rep, int i)
 	out_str("state", " %-8s", rel_state_name(in->state));
 	out_s64("exit", code >= 0 ? " exit %lld" : NULL, code);
 	out_s64("signal", sig ? " signal %lld" : NULL, sig);
+	out_double("cpu_s", NULL, in->state == REL_PENDING ? NAN : in->cpu_s);
 	if (in->have_stats) {
 		out_u64("misses", " misses %llu", in->stats.misses);
 		out_u64("own_hits", " own %llu", in->stats.own_hits);

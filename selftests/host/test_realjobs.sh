@@ -23,7 +23,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 LS=$top/scripts/loopstore.sh
 PY=/usr/bin/python3
-N=14
+N=15
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "real jobs $i" "$1"; done
@@ -115,6 +115,11 @@ q '.instances[] | "\(.name): start \(.start_s) end \(.end_s) misses \(.misses) o
 ksft_check "run: exit 0, both jobs exited 0, each printed its 2 epochs" \
 	test $rc -eq 0 -a "$(q '[.instances[] | select(.state == "exited" and .exit == 0)] | length')" = 2 \
 	-a "$(grep -c '^epoch [12]/2: .* 400 images' "$tmp/run.out")" = 4
+# cpu_s: the leader's rusage at wait4, its reaped workers in it; a job that
+# imported torch and trained used more than its start-up's CPU alone
+ksft_check "run: each job's cpu_s (its rusage) > the start-up CPU calibrate measured ($(q '[.instances[].cpu_s] | map(. * 100 | round / 100) | join(" ")') s)" \
+	test "$(jq -s '.[0] as $p | .[1] | [range(2) as $i | .instances[$i] |
+		select(.cpu_s > $p.instances[$i].startup_cpu_s)] | length' "$tmp/prof.json" "$tmp/r.json")" = 2
 ksft_check "run: B released 2 s after A (+-50 ms)" \
 	test "$(q '(.instances[1].start_s - .instances[0].start_s - 2) | fabs < 0.05')" = true
 # a page the host evicted meanwhile (reclaim; DAMON runs on this host) and
