@@ -20,3 +20,7 @@ insts_of() {
 	*) echo "--instance name=j0,order=indep,epochs=2,seed=1 --instance name=j1,order=indep,epochs=2,seed=2" ;;
 	esac
 }
+# The host's speed now: one core's time for a fixed loop of the shell (about
+# 0.7 s on an idle core here); it varies when the host's CPUs are shared
+probe() { local t0 t1; t0=$(date +%s.%N); i=0; while [ $i -lt 200000 ]; do i=$((i + 1)); done
+	t1=$(date +%s.%N); echo "$t1 - $t0" | bc; }

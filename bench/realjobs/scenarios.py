@@ -42,7 +42,10 @@ def main():
         print(f"### {s}\n")
         loads = sorted({r["load_before"].split()[0] for st in pts.values() for r in st})
         vms = max(r.get("qemu", 0) for st in pts.values() for r in st)
-        print(f"Load average (1 min) before the runs: {loads[0]}–{loads[-1]}; qemu processes: {vms}.\n")
+        probes = sorted(r["probe_s"] for st in pts.values() for r in st if "probe_s" in r)
+        probe = (f"; the speed probe (jobs.sh, a fixed shell loop) took {probes[0]:.2f}-"
+                 f"{probes[-1]:.2f} s, median {probes[len(probes) // 2]:.2f} s") if probes else ""
+        print(f"Load average (1 min) before the runs: {loads[0]}–{loads[-1]}; qemu processes: {vms}{probe}.\n")
         print("| stagger | released at (s) | runs | measured M (s), median [range] | predicted M (s) | error of the median | errors of the runs |")
         print("|---|---|---|---|---|---|---|")
         errs, med_errs = [], []

@@ -8,6 +8,8 @@
 # run) under $QUIET (default /work/bin/quiet when it exists).
 #
 #   bench/realjobs/scenarios.sh [--reps N] [--scenarios "same2 differ2 three"]
+#   (GRID="0 12" for other staggers; PROFILES=DIR to take DIR/prof-SCENARIO.json
+#   instead of calibrating)
 #   python3 bench/realjobs/scenarios.py [OUT/scenarios.jsonl]     the tables
 #   bash bench/realjobs/measure.sh down     afterwards: the store and the tracker
 #                                           the runs loaded stay until then (a
@@ -53,6 +55,11 @@ qemus() { pgrep -c qemu-system || true; }
 bash "$here/measure.sh" setup >/dev/null
 for s in $scenarios; do
 	jobs_of "$s" >/dev/null
+	if [ -n "${PROFILES:-}" ]; then	# calibrated before: PROFILES/prof-SCENARIO.json
+		cp "$PROFILES/prof-$s.json" "$OUT/prof-$s.json"
+		echo "# $s: profile $PROFILES/prof-$s.json"
+		continue
+	fi
 	echo "# $s: calibrate"
 	# shellcheck disable=SC2046
 	q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' calibrate --dataset '$ds' --sample 0 --warm-time 30s --warm-runs 3 \
@@ -62,17 +69,17 @@ done
 for rep in $(seq "$reps"); do
 	for s in $scenarios; do
 		for st in $GRID; do
-			l0=$(load) v0=$(qemus)
+			l0=$(load) v0=$(qemus) p0=$(q "$(declare -f probe); probe")
 			q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' run --dataset '$ds' \
 				--profile '$OUT/prof-$s.json' --stagger '$st' --no-register --report '$OUT/run.json' \
 				-- $(jobs_of "$s") >'$OUT/run.out' 2>&1" || { tail -n 20 "$OUT/run.out"; exit 1; }
 			jq -c --arg s "$s" --arg st "$st" --argjson rep "$rep" --arg l0 "$l0" --arg l1 "$(load)" \
-				--argjson vms "$v0" \
+				--argjson vms "$v0" --argjson probe "$p0" \
 				'{scenario: $s, stagger: $st, rep: $rep, load_before: $l0, load_after: $l1, qemu: $vms,
-				  time: (now | todate), predicted: .predicted_makespan_s, measured: .measured_makespan_s,
+				  probe_s: $probe, time: (now | todate), predicted: .predicted_makespan_s, measured: .measured_makespan_s,
 				  search: .search,
 				  inst: [.instances[] | {name, requested_s, start_s, end_s, predicted_end_s,
-				         misses, own_hits, shared_hits}]}' "$OUT/run.json" | tee -a "$OUT/scenarios.jsonl" |
+				         misses, own_hits, shared_hits, cpu_s}]}' "$OUT/run.json" | tee -a "$OUT/scenarios.jsonl" |
 				jq -r '"\(.scenario) \(.stagger) rep \(.rep): M \(.measured * 100 | round / 100) s, predicted \(.predicted * 100 | round / 100) s"'
 		done
 	done
