@@ -117,6 +117,29 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out);
 
+#define CAL_PRED_WARN		4
+#define CAL_PRED_WARN_LEN	200
+
+/* An instance's rate from its graph (predict.c): what libtandem-predict said. */
+struct cal_pred {
+	double iter_s;			/* predicted s per training iteration */
+	double bytes_per_iter;		/* batch x bytes per sample */
+	double rate;			/* bytes_per_iter / iter_s */
+	double cpu_per_byte;		/* iter_s / bytes_per_iter: one core while it computes */
+	char model[256];		/* "built-in" or $TANDEM_PREDICT_MODEL */
+	char trained_on[160];		/* the runs and device the model was trained on */
+	int nwarn;			/* out of distribution, shapes left unknown, ... */
+	char warn[CAL_PRED_WARN][CAL_PRED_WARN_LEN];
+	char err[320];			/* what failed, on an error */
+};
+
+/*
+ * The rate of a job training GRAPH (ONNX) at BATCH samples per iteration
+ * on a dataset of SAMPLE_BYTES per sample. 0 or -errno, out->err says why.
+ */
+int cal_predict_rate(const char *graph, double batch, double sample_bytes,
+		     struct cal_pred *out);
+
 #define CAL_MAX_WARM_RUNS	9	/* --warm-runs, at most */
 
 /*

@@ -242,6 +242,42 @@ static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 	return cal_apply_warm(c, pi, i, &w);
 }
 
+/*
+ * graph= (and batch=): the rate from the predictor, no warm run; the bytes
+ * per sample from sample_bytes=, else the dataset's bytes per sample.
+ */
+static int cal_pred_instance(const struct lg_dataset *ds, struct profile_inst *pi)
+{
+	double samples = ds->nsamples ? ds->nsamples : ds->nfiles;
+	double sb = pi->m.sample_bytes > 0 ? pi->m.sample_bytes : ds->bytes / samples;
+	struct cal_pred pr;
+	int err;
+
+	if (!(pi->m.batch >= 1)) {
+		ctl_err("instance %s: graph= needs batch= (samples per iteration)", pi->m.name);
+		return -EINVAL;
+	}
+	err = cal_predict_rate(pi->m.graph, pi->m.batch, sb, &pr);
+	if (err) {
+		ctl_err("instance %s: %s: %s", pi->m.name, pi->m.graph, pr.err);
+		return err;
+	}
+	pi->m.rate = pr.rate;
+	pi->m.sample_bytes = sb;
+	if (!(pi->m.cpu_per_byte > 0))
+		pi->m.cpu_per_byte = pr.cpu_per_byte;
+	snprintf(pi->rate_source, sizeof(pi->rate_source), PROFILE_SRC_PRED);
+	pi->pred = (struct profile_pred){ .iteration_s = pr.iter_s,
+					  .bytes_per_iter = pr.bytes_per_iter, .nwarn = pr.nwarn };
+	snprintf(pi->pred.model, sizeof(pi->pred.model), "%s", pr.model);
+	snprintf(pi->pred.trained_on, sizeof(pi->pred.trained_on), "%s", pr.trained_on);
+	for (int k = 0; k < pr.nwarn && k < PROFILE_PRED_WARN; k++) {
+		snprintf(pi->pred.warn[k], sizeof(pi->pred.warn[k]), "%s", pr.warn[k]);
+		ctl_err("instance %s: predictor warning: %s", pi->m.name, pr.warn[k]);
+	}
+	return 0;
+}
+
 static int cal_instance(struct cal_cmd *c, const struct lg_dataset *ds, struct profile *p, int i)
 {
 	struct profile_inst *pi = &p->inst[i];
@@ -257,8 +293,11 @@ static int cal_instance(struct cal_cmd *c, const struct lg_dataset *ds, struct p
 		pi->cmd = join_argv(c->cmds[i]);
 	if (pi->m.rate > 0)
 		return 0;
+	if (pi->m.graph[0])
+		return cal_pred_instance(ds, pi);
 	if (i >= c->ncmds) {
-		ctl_err("instance %s: no rate: give --rate or its command after '--'", pi->m.name);
+		ctl_err("instance %s: no rate: give --rate, graph= and batch=, or its command after '--'",
+			pi->m.name);
 		return -EINVAL;
 	}
 	return cal_warm_instance(c, ds, pi, i);
@@ -268,6 +307,7 @@ static int cal_instance(struct cal_cmd *c, const struct lg_dataset *ds, struct p
 static bool needs_warm(const struct cal_cmd *c, int i)
 {
 	return i < c->ncmds && !(i < c->nrates && c->rates[i] > 0) &&
+	       !(i < c->args.nspec && c->args.spec[i].graph[0]) &&
 	       !(i < c->args.nspec && c->args.spec[i].rate > 0);
 }
 
@@ -305,6 +345,25 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_text("%s", units_fmt_rate(in->rate, b, sizeof(b)));
 	out_str("rate_source", " (%s", pi->rate_source);
 	out_text("%s%s)", pi->warm.method[0] ? ", " : "", pi->warm.method);
+	if (!strcmp(pi->rate_source, PROFILE_SRC_PRED)) {
+		out_obj_open("predictor");
+		out_str("graph", " [%s", in->graph);
+		out_double("batch", " at batch %.0f", in->batch);
+		out_double("iteration_s", ": %.3f s per iteration", pi->pred.iteration_s);
+		out_double("sample_bytes", NULL, in->sample_bytes);
+		out_text(" of %s", units_fmt_size(pi->pred.bytes_per_iter, b, sizeof(b)));
+		out_double("bytes_per_iteration", NULL, pi->pred.bytes_per_iter);
+		out_str("model", ", model %s", pi->pred.model);
+		out_str("trained_on", " (%s)", pi->pred.trained_on);
+		out_arr_open("warnings");
+		for (int k = 0; k < pi->pred.nwarn; k++)
+			out_str(NULL, NULL, pi->pred.warn[k]);
+		out_arr_close();
+		out_text("%s]", pi->pred.nwarn ? ", with warnings" : "");
+		out_obj_close();
+	} else {
+		out_null("predictor", NULL);
+	}
 	out_double("cpu_s_per_byte", NULL, in->cpu_per_byte);
 	out_text(", CPU %.3f s/MiB (%.2f cores)", in->cpu_per_byte * 1048576,
 		 in->cpu_per_byte * in->rate);

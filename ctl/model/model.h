@@ -29,6 +29,7 @@
 #define MODEL_MAX_INST	64
 #define MODEL_MAX_BW	8
 #define MODEL_NAME_LEN	32
+#define MODEL_GRAPH_LEN	256	/* graph= paths, with the NUL */
 
 enum model_order {
 	MODEL_ORDER_INDEP,	/* own shuffle per epoch, seeded per instance */
@@ -93,6 +94,15 @@ struct model_inst {
 	 * the storage in the model. 0 for loadgen.
 	 */
 	double exit;		/* s */
+	/*
+	 * Not model terms: where calibrate takes the rate from the predictor
+	 * instead of a warm run (Documentation/model.md, "calibrate"): the
+	 * job's graph (ONNX; "" none), its batch, and the dataset bytes one
+	 * sample is (0: the dataset's bytes per file).
+	 */
+	char graph[MODEL_GRAPH_LEN];
+	double batch;
+	double sample_bytes;
 };
 
 struct model_sys {
@@ -246,12 +256,24 @@ struct profile_node {
 
 /*
  * Where an instance's numbers came from (rate_source): "rate" (given:
- * --rate, rate=), "warm" (a warm run of its command, calibrate.h), later
- * "predictor" (its graph through libtandem-predict). Profiles written
+ * --rate, rate=), "warm" (a warm run of its command, calibrate.h), or
+ * "predictor" (its graph through libtandem-predict: graph=, batch=). Profiles written
  * before used "user" and "warm-run" for the first two; they load as such.
  */
 #define PROFILE_SRC_RATE	"rate"
 #define PROFILE_SRC_WARM	"warm"
+#define PROFILE_SRC_PRED	"predictor"
+
+/* What the predictor said, for rate_source "predictor" (calibrate.h, cal_pred). */
+#define PROFILE_PRED_WARN	4
+struct profile_pred {
+	double iteration_s;		/* predicted s per training iteration */
+	double bytes_per_iter;		/* batch x bytes per sample */
+	char model[256];		/* "built-in" or the model file */
+	char trained_on[160];
+	int nwarn;
+	char warn[PROFILE_PRED_WARN][200];
+};
 
 /* What a warm run measured, beyond the model's terms (0: not measured). */
 struct profile_warm {
@@ -276,6 +298,7 @@ struct profile_inst {
 	char rate_source[16];		/* PROFILE_SRC_*, or an older profile's value */
 	char *cmd;			/* the command line, or NULL */
 	struct profile_warm warm;	/* rate_source "warm" */
+	struct profile_pred pred;	/* rate_source "predictor" */
 };
 
 struct profile {

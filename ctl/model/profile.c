@@ -107,6 +107,20 @@ static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
 		in->cpu_task_per_byte = d / (1024.0 * 1024.0);
 		return 0;
 	}
+	if (!strcmp(key, "graph")) {
+		if (!*val || strlen(val) >= sizeof(in->graph))
+			return -EINVAL;
+		snprintf(in->graph, sizeof(in->graph), "%s", val);
+		return 0;
+	}
+	if (!strcmp(key, "batch")) {
+		if (units_parse_bytes(val, &u) || u < 1 || u > 1000000)
+			return -EINVAL;
+		in->batch = u;
+		return 0;
+	}
+	if (!strcmp(key, "sample_bytes"))
+		return units_parse_size(val, &in->sample_bytes);
 	if (!strcmp(key, "streams")) {
 		if (units_parse_bytes(val, &u) || u > 1024)
 			return -EINVAL;
@@ -192,6 +206,25 @@ static void save_warm(struct jw *w, const struct profile_warm *wm)
 	jw_obj_close(w);
 }
 
+static void save_pred(struct jw *w, const struct profile_inst *pi)
+{
+	const struct profile_pred *pr = &pi->pred;
+
+	jw_obj_open(w, "predictor");
+	jw_str(w, "graph", pi->m.graph);
+	jw_double(w, "batch", pi->m.batch);
+	jw_double(w, "sample_bytes", pi->m.sample_bytes);
+	jw_double(w, "iteration_s", pr->iteration_s);
+	jw_double(w, "bytes_per_iteration", pr->bytes_per_iter);
+	jw_str(w, "model", pr->model);
+	jw_str(w, "trained_on", pr->trained_on);
+	jw_arr_open(w, "warnings");
+	for (int i = 0; i < pr->nwarn && i < PROFILE_PRED_WARN; i++)
+		jw_str(w, NULL, pr->warn[i]);
+	jw_arr_close(w);
+	jw_obj_close(w);
+}
+
 static void save_inst(struct jw *w, const struct profile_inst *pi)
 {
 	const struct model_inst *in = &pi->m;
@@ -217,6 +250,10 @@ static void save_inst(struct jw *w, const struct profile_inst *pi)
 		save_warm(w, &pi->warm);
 	else
 		jw_null(w, "warm_run");
+	if (!strcmp(pi->rate_source, PROFILE_SRC_PRED))
+		save_pred(w, pi);
+	else
+		jw_null(w, "predictor");
 	jw_obj_close(w);
 }
 
@@ -420,6 +457,30 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	load_num(o, "rate_max_bps", &wm->rate_max, false);
 }
 
+/* what the predictor said: for people and later tools, not the model */
+static void load_pred(const json_t *o, struct profile_inst *pi)
+{
+	struct profile_pred *pr = &pi->pred;
+	const json_t *a, *v;
+	size_t i;
+
+	memset(pr, 0, sizeof(*pr));
+	if (!json_is_object(o))
+		return;
+	load_strbuf(o, "graph", pi->m.graph, sizeof(pi->m.graph));
+	load_num(o, "batch", &pi->m.batch, false);
+	load_num(o, "sample_bytes", &pi->m.sample_bytes, false);
+	load_num(o, "iteration_s", &pr->iteration_s, false);
+	load_num(o, "bytes_per_iteration", &pr->bytes_per_iter, false);
+	load_strbuf(o, "model", pr->model, sizeof(pr->model));
+	load_strbuf(o, "trained_on", pr->trained_on, sizeof(pr->trained_on));
+	a = json_object_get(o, "warnings");
+	json_array_foreach(a, i, v)
+		if (json_is_string(v) && pr->nwarn < PROFILE_PRED_WARN)
+			snprintf(pr->warn[pr->nwarn++], sizeof(pr->warn[0]), "%s",
+				 json_string_value(v));
+}
+
 static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 {
 	struct model_inst *in = &pi->m;
@@ -449,6 +510,7 @@ static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 	    !(in->cpu_task_per_byte >= 0))
 		return -EINVAL;
 	load_warm(json_object_get(o, "warm_run"), &pi->warm);
+	load_pred(json_object_get(o, "predictor"), pi);
 	in->epochs = epochs;
 	in->seed = seed;
 	if (!tjson_get_str(o, "order", &s) && model_order_parse(s, &in->order))
@@ -635,6 +697,13 @@ int model_args_build(const struct model_args *a, const struct profile *p,
 
 	if (ret)
 		return ret;
+	for (int i = 0; i < a->nspec; i++)
+		if (a->spec[i].graph[0]) {
+			snprintf(err, errlen, "instance %s: graph= is calibrate's (it puts the predicted "
+				 "rate into the profile: calibrate --instance ...,graph=FILE,batch=B)",
+				 a->spec[i].name);
+			return -EINVAL;
+		}
 	want = a->ninstances > have ? a->ninstances : have;
 	if (!have || want > MODEL_MAX_INST) {
 		snprintf(err, errlen, "need 1 to %d instances (--instance or a profile with instances)",

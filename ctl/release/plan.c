@@ -94,6 +94,26 @@ static int load_profile(const struct rel_plan_opts *o, const struct lg_dataset *
 	return ret;
 }
 
+/*
+ * Where each instance's rate came from: given here (--rate, rate=), else
+ * the profile's rate_source (a replica: its original's).
+ */
+static void plan_rate_sources(const struct model_args *a, const struct profile *prof, int n,
+			      struct rel_plan *p)
+{
+	for (int i = 0; i < n && i < REL_MAX_INST; i++) {
+		int k = i < prof->ninst ? i : prof->ninst - 1;
+		const char *src = PROFILE_SRC_RATE;
+
+		if ((i < a->nrate && a->rate[i] > 0) ||
+		    (i < a->nspec && a->spec_str[i] && strstr(a->spec_str[i], "rate=")))
+			src = PROFILE_SRC_RATE;
+		else if (k >= 0 && prof->inst[k].rate_source[0])
+			src = prof->inst[k].rate_source;
+		snprintf(p->rate_source[i], sizeof(p->rate_source[i]), "%s", src);
+	}
+}
+
 /* The model of the run's n instances; its prediction at p->delta. */
 static int predict(const struct rel_plan_opts *o, const struct profile *prof,
 		   struct rel_plan *p)
@@ -115,6 +135,7 @@ static int predict(const struct rel_plan_opts *o, const struct profile *prof,
 	}
 	p->model = true;
 	p->steer = set.steer;
+	plan_rate_sources(&a, prof, o->n, p);
 	p->sys = set.sys;
 	memcpy(p->inst, set.inst, sizeof(p->inst));
 	if (p->stagger == REL_STAGGER_AUTO) {

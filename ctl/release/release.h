@@ -230,6 +230,7 @@ struct rel_plan {
 	struct model_result res;
 	struct model_sys sys;
 	struct model_inst inst[REL_MAX_INST];
+	char rate_source[REL_MAX_INST][16];	/* each rate's: the profile's, or "rate" */
 	double nosteer_m;		/* M at the same release without steering, or NAN */
 	double min_gain;
 };

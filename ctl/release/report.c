@@ -155,6 +155,7 @@ static void print_prediction(const struct rel_plan *p, int i)
 {
 	const struct model_inst_result *res = &p->res.inst[i];
 
+	out_str("rate_source", NULL, p->model ? p->rate_source[i] : NULL);
 	if (p->have)
 		out_double("predicted_end_s", " %9.3f", res->end);
 	else

@@ -6,15 +6,17 @@
 # clear one-line errors for bad graphs, models and arguments, a small
 # train -> predict -> eval round trip, warnings before the result and in
 # -j, --strict, and a plain-export 224x224 graph of an architecture the
-# built-in model was not trained on, predicted within the documented error.
+# built-in model was not trained on, predicted within the documented error;
+# calibrate taking an instance's rate from its graph (graph=, batch=) with no
+# run of the job, and run's report saying so.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 D=$top/predictor/data
-ksft_plan 15
+ksft_plan 19
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 15); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	for i in $(seq 19); do ksft_skip "predict cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
@@ -107,4 +109,40 @@ while IFS=, read -r arch _ onnx batch _ _ _ _ t _; do
 done < <(grep -v '^#\|^arch,' "$D/r224/heldout.csv")
 ksft_check "held-out plain export: $n runs, mean error within the documented 60 %" \
 	awk -v t="$tot" -v n="$n" 'BEGIN { exit !(n >= 3 && t / n < 0.60) }'
+# 16-19: the predictor feeds calibrate: graph= and batch= give the rate with
+# no warm run (no command given): batch x bytes per sample / the predicted
+# iteration, as `predict` says for the same graph and batch
+mkdir -p ds/a ds/b
+for f in ds/a/1 ds/a/2 ds/b/3 ds/b/4; do head -c 65536 /dev/urandom >"$f"; done
+G=$D/onnx/mobilenet_v3_small.onnx
+"$T" -j calibrate --dataset ds --sample 128K --bw-time 0.2 --readers 1 -o prof.json \
+	--instance "name=A,epochs=2,graph=$G,batch=32" >cal.json 2>cal.err
+rc=$?
+"$T" -j predict "$G" --batch 32 >p32.json 2>/dev/null
+ksft_diag "calibrate rc $rc: $(jq -c '.instances[0] | {rate_bps, rate_source, cpu_s_per_byte, predictor}' prof.json 2>/dev/null || head -n 2 cal.err)"
+ksft_check "calibrate graph=,batch=: rate_source predictor, rate = 32 x 64 KiB / predict's iteration, CPU = iteration / bytes, no warm run" \
+	test $rc -eq 0 -a "$(jq -s '.[0].total_s as $t | .[1].instances[0] |
+		.rate_source == "predictor" and .warm_run == null and .predictor.sample_bytes == 65536 and
+		(.predictor.iteration_s / $t - 1 | fabs) < 1e-9 and
+		(.rate_bps / (32 * 65536 / $t) - 1 | fabs) < 1e-9 and
+		(.cpu_s_per_byte / ($t / (32 * 65536)) - 1 | fabs) < 1e-9' p32.json prof.json)" = true
+"$T" calibrate --dataset ds --sample 128K --bw-time 0.2 --readers 1 -o p2.json \
+	--instance "name=A,graph=$G" >/dev/null 2>err2.txt
+rc=$?
+"$T" calibrate --dataset ds --sample 128K --bw-time 0.2 --readers 1 -o p3.json \
+	--instance "name=A,graph=$tmp/none.onnx,batch=4" >/dev/null 2>err3.txt
+rc3=$?
+ksft_check "calibrate: graph= without batch=, and a missing graph: exit 1, one line saying which" \
+	sh -c "[ $rc -ne 0 ] && grep -q 'needs batch=' err2.txt && [ \$(wc -l <err2.txt) -eq 1 ] &&
+		[ $rc3 -ne 0 ] && grep -q 'none.onnx' err3.txt && [ ! -e p3.json ]"
+# run on that profile: the report says where the rate came from
+"$T" -j run --dataset ds --profile prof.json --no-track --no-register --report r.json \
+	-- true >/dev/null 2>run.err
+rc=$?
+ksft_check "run --profile: the report's rate_source is the profile's (predictor)" \
+	test $rc -eq 0 -a "$(jq -r '.instances[0].rate_source' r.json 2>/dev/null)" = predictor
+"$T" model --profile prof.json --instance "name=A,graph=$G,batch=8" >/dev/null 2>err4.txt
+rc=$?
+ksft_check "model/run --instance graph=: refused, graph= is calibrate's" \
+	sh -c "[ $rc -ne 0 ] && grep -q \"graph= is calibrate's\" err4.txt"
 ksft_finish

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An instance's compute rate from its graph, with no run of the job
+ * (Documentation/model.md, "calibrate"): libtandem-predict's time of one
+ * training iteration of the graph at the instance's batch, on the device
+ * the model was profiled on (the built-in model, or $TANDEM_PREDICT_MODEL),
+ * and the dataset bytes one iteration eats: the batch times the bytes per
+ * sample. The predictor's time is CPU time on one thread, so the job is
+ * taken to use one core while it computes: CPU per byte = time / bytes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/calibrate.h"
+#include "tandem_predict.h"
+
+_Static_assert(CAL_PRED_WARN_LEN == TP_WARN_LEN, "a warning's length");
+
+static int pred_err(struct cal_pred *out, int err, const char *what)
+{
+	snprintf(out->err, sizeof(out->err), "%s: %s", what,
+		 tp_errmsg()[0] ? tp_errmsg() : strerror(-err));
+	return err;
+}
+
+int cal_predict_rate(const char *graph, double batch, double sample_bytes,
+		     struct cal_pred *out)
+{
+	char warn[CAL_PRED_WARN][TP_WARN_LEN];
+	const char *path = getenv("TANDEM_PREDICT_MODEL");
+	struct tp_graph *g = NULL;
+	struct tp_model *m = NULL;
+	struct tp_prediction p;
+	struct tp_device dev;
+	struct tp_job job;
+	int err, n;
+
+	memset(out, 0, sizeof(*out));
+	if (!(batch >= 1) || !(sample_bytes > 0)) {
+		snprintf(out->err, sizeof(out->err), "batch= (>= 1) and the bytes per sample (> 0) are needed");
+		return -EINVAL;
+	}
+	snprintf(out->model, sizeof(out->model), "%s", path ? path : "built-in");
+	err = tp_graph_load_onnx(graph, &g);
+	if (err)
+		return pred_err(out, err, "cannot import the graph");
+	err = path ? tp_model_load(path, &m) : tp_model_load_default(&m);
+	if (err) {
+		pred_err(out, err, "cannot load the predictor model");
+		goto free_g;
+	}
+	err = tp_model_set_backend(m, TP_BACKEND_AUTO);
+	if (err) {
+		pred_err(out, err, "backend");
+		goto free_m;
+	}
+	tp_job_default(&job);
+	job.batch = batch;
+	if (!tp_device_query(tp_model_backend(m), &dev))
+		job.dev = &dev;
+	err = tp_predict(m, g, &job, &p);
+	if (err) {
+		pred_err(out, err, "prediction failed");
+		goto free_m;
+	}
+	if (!(p.total_s > 0)) {
+		snprintf(out->err, sizeof(out->err), "the predicted iteration time is %g s", p.total_s);
+		err = -EDOM;
+		goto free_m;
+	}
+	n = tp_graph_warnings(g, warn, CAL_PRED_WARN);
+	n += tp_ood_warnings(m, g, &job, warn + n, CAL_PRED_WARN - n);
+	for (int i = 0; i < n && i < CAL_PRED_WARN; i++) {
+		memcpy(out->warn[i], warn[i], CAL_PRED_WARN_LEN - 1);
+		out->warn[i][CAL_PRED_WARN_LEN - 1] = '\0';
+		out->nwarn++;
+	}
+	snprintf(out->trained_on, sizeof(out->trained_on), "%s", tp_model_trained_on(m));
+	out->iter_s = p.total_s;
+	out->bytes_per_iter = batch * sample_bytes;
+	out->rate = out->bytes_per_iter / p.total_s;
+	out->cpu_per_byte = p.total_s / out->bytes_per_iter;
+free_m:
+	tp_model_free(m);
+free_g:
+	tp_graph_free(g);
+	return err;
+}
