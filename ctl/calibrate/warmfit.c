@@ -322,10 +322,10 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	out->startup_cpu = w->scans[w->first_scan].cpu;
 	out->epoch_seen = w->resumed >= 0;
 	/* the rate the step keeps over a whole epoch, where one was seen */
-	if (out->epoch_seen)
+	if (out->epoch_seen) {
 		fit_epoch2(w, bpu, out);
-	if (out->epoch_seen)
 		out->epoch_gap = (w->resumed - w->stall) - out->window / out->rate;
+	}
 	if (out->epoch_gap < GAP_MIN_S)
 		out->epoch_gap = 0;
 	/*

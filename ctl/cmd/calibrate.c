@@ -388,11 +388,11 @@ static void cal_print_inst(const struct profile_inst *pi)
 	if (pi->warm.method[0]) {
 		out_obj_open("warm_run");
 		out_u64("runs", NULL, pi->warm.runs);
-		if (pi->warm.runs > 1)
+		if (pi->warm.runs > 1) {
 			out_text("; %u warm runs, medians (rate %s", pi->warm.runs,
 				 units_fmt_rate(pi->warm.rate_min, b, sizeof(b)));
-		if (pi->warm.runs > 1)
 			out_text("-%s)", units_fmt_rate(pi->warm.rate_max, b, sizeof(b)));
+		}
 		out_double("rate_min_bps", NULL, pi->warm.rate_min);
 		out_double("rate_max_bps", NULL, pi->warm.rate_max);
 		out_double("seconds", pi->warm.runs > 1 ? ", %.1f s" : "; warm run %.1f s",

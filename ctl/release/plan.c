@@ -103,12 +103,11 @@ static void plan_rate_sources(const struct model_args *a, const struct profile *
 {
 	for (int i = 0; i < n && i < REL_MAX_INST; i++) {
 		int k = i < prof->ninst ? i : prof->ninst - 1;
+		bool given = (i < a->nrate && a->rate[i] > 0) ||
+			     (i < a->nspec && a->spec_str[i] && strstr(a->spec_str[i], "rate="));
 		const char *src = PROFILE_SRC_RATE;
 
-		if ((i < a->nrate && a->rate[i] > 0) ||
-		    (i < a->nspec && a->spec_str[i] && strstr(a->spec_str[i], "rate=")))
-			src = PROFILE_SRC_RATE;
-		else if (k >= 0 && prof->inst[k].rate_source[0])
+		if (!given && k >= 0 && prof->inst[k].rate_source[0])
 			src = prof->inst[k].rate_source;
 		snprintf(p->rate_source[i], sizeof(p->rate_source[i]), "%s", src);
 	}
