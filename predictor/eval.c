@@ -115,9 +115,13 @@ static int predict_run(struct tp_model *m, const struct tp_dataset *d, int i, co
 
 	if (!ra)
 		return tp_fail(-ENOMEM, "out of memory");
-	tp_raw_features(m, d->archs[r->arch].g, r->batch, r->gpus, r->nodes, &m->train_dev, raw);
-	tp_reg_input(m, gvec, raw, ra->x);
-	*t = exp(tp_reg_forward(m, ra));
+	if (tp_model_regresses(m)) {
+		tp_raw_features(m, d->archs[r->arch].g, r->batch, r->gpus, r->nodes,
+				&m->train_dev, raw);
+		tp_reg_input(m, gvec, raw, ra->x);
+		tp_reg_forward(m, ra);
+	}
+	*t = exp(tp_base_log(m, d->archs[r->arch].g, r->batch) + ra->out);
 	free(ra);
 	return 0;
 }
@@ -133,7 +137,7 @@ static int score_arch(struct tp_model *m, const struct tp_dataset *d, int a, int
 	float gvec[256];
 
 	memcpy(runs, d->by_arch + ar->run0, nr * sizeof(*runs));
-	err = tp_embed(m, ar->g, gvec);
+	err = tp_model_regresses(m) ? tp_embed(m, ar->g, gvec) : 0;
 	if (!err)
 		err = ernest_arch(d, runs, nr, points, ern, fitted);
 	for (int k = 0; k < nr && !err; k++) {

@@ -40,8 +40,12 @@ static int check_config(const struct tp_model_config *c)
 	if (c->reg_hidden < 1 || c->reg_hidden > TP_MAX_REG_HIDDEN)
 		return tp_fail(-EINVAL, "regressor width %d: must be 1..%d", c->reg_hidden,
 			       TP_MAX_REG_HIDDEN);
-	if (c->features & ~(uint32_t)(TP_FEAT_JOB | TP_FEAT_STATS | TP_FEAT_RES | TP_FEAT_COST))
+	if (c->features & ~(uint32_t)(TP_FEAT_JOB | TP_FEAT_STATS | TP_FEAT_RES | TP_FEAT_COST |
+				      TP_FEAT_BASE | TP_FEAT_BASE_ONLY))
 		return tp_fail(-EINVAL, "unknown feature bits 0x%x", c->features);
+	if ((c->features & TP_FEAT_BASE_ONLY) && !(c->features & TP_FEAT_BASE))
+		return tp_fail(-EINVAL, "the baseline alone (0x%x) without the baseline (0x%x)",
+			       TP_FEAT_BASE_ONLY, TP_FEAT_BASE);
 	return 0;
 }
 
@@ -110,7 +114,7 @@ int tp_model_alloc(const struct tp_model_config *cfg, struct tp_model **out)
 	for (int k = 0; k < TP_MAX_FEATS; k++)
 		m->feat_std[k] = 1.0f;
 	m->backend = TP_BACKEND_CPU;
-	m->version = 2;
+	m->version = 3;
 	*out = m;
 	return 0;
 }
@@ -352,21 +356,23 @@ int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job
 
 	tp_clear_error();
 	err = check_job(job);
-	if (!err)
+	if (!err && tp_model_regresses(m))
 		err = tp_embed(m, g, gvec);
 	if (err)
 		return err;
 	ra = calloc(1, sizeof(*ra));
 	if (!ra)
 		return tp_fail(-ENOMEM, "out of memory");
-	tp_raw_features(m, g, job->batch, job->gpus, job->nodes, job->dev, raw);
-	tp_reg_input(m, gvec, raw, ra->x);
-	if (m->backend == TP_BACKEND_CUDA)
-		ra->out = tp_cuda_regress(m, ra->x, &err);
-	else
-		tp_reg_forward(m, ra);
+	if (tp_model_regresses(m)) {
+		tp_raw_features(m, g, job->batch, job->gpus, job->nodes, job->dev, raw);
+		tp_reg_input(m, gvec, raw, ra->x);
+		if (m->backend == TP_BACKEND_CUDA)
+			ra->out = tp_cuda_regress(m, ra->x, &err);
+		else
+			tp_reg_forward(m, ra);
+	}
 	if (!err) {
-		out->compute_s = exp(ra->out);
+		out->compute_s = exp(tp_base_log(m, g, job->batch) + ra->out);
 		out->grad_bytes = 4.0 * g->stats.params;
 		out->allreduce_s = tp_allreduce_seconds(out->grad_bytes, job);
 		out->total_s = out->compute_s + out->allreduce_s;

@@ -36,6 +36,9 @@ enum tp_param {
 #define TP_MAX_FEATS (TP_NUM_JOB_FEATS + TP_NUM_STAT_FEATS + TP_NUM_RES_FEATS + \
 		      TP_NUM_COST_FEATS)
 
+/* Analytic cost baseline (base.c): terms and their fitted weights. */
+#define TP_BASE_TERMS (6 + TP_FLOP_CLASSES)
+
 /* What the training runs covered (model file version 2), for warnings. */
 #define TP_OOD_MAX_RES 8
 #define TP_OOD_MAX_OPS 256
@@ -65,6 +68,7 @@ struct tp_model {
 	char trained_on[128];
 	struct tp_device train_dev;	/* the device the training runs came from */
 	struct tp_ood ood;
+	double base_w[TP_BASE_TERMS];	/* TP_FEAT_BASE: seconds per unit of each term */
 	int version;		/* of the file it was read from (current when new) */
 	enum tp_backend backend;	/* resolved: CPU or CUDA */
 	struct tp_cuda_ctx *cuda;
@@ -73,6 +77,17 @@ struct tp_model {
 struct tp_dataset;
 /* ood.c: record the training runs' range (architectures with mask[a]) */
 void tp_ood_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask);
+
+/* base.c: the terms of a job, log of the baseline (0 without TP_FEAT_BASE),
+ * and the fit of the weights on the training runs (architectures with mask[a]) */
+void tp_base_terms(const struct tp_graph *g, double batch, double *x);
+double tp_base_log(const struct tp_model *m, const struct tp_graph *g, double batch);
+int tp_base_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask);
+/* false when the baseline alone predicts (TP_FEAT_BASE_ONLY) */
+static inline bool tp_model_regresses(const struct tp_model *m)
+{
+	return !(m->cfg.features & TP_FEAT_BASE_ONLY);
+}
 
 const char *tp_param_name(int p);
 /* allocate arenas for a config; parameters zeroed */

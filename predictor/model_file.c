@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Model file, version 2, little-endian:
+ * Model file, version 3, little-endian:
  *
  *   0   "TNDMPRED"            magic
  *   8   u32 version           2 (1 is read too: see below)
@@ -14,7 +14,12 @@
  *       u32 nres, nops, max_gpus, max_nodes
  *       f64 res[8], flops_lo, flops_hi, params_lo, params_hi
  *       char ops[nops][32]
+ *   then (version 3) f64 base_w[TP_BASE_TERMS], the cost baseline's weights
+ *       (all 0 without TP_FEAT_BASE)
  *   end u32 CRC-32 (zlib's) of every byte before it
+ *
+ * Version 2 (before the cost baseline) is version 3 without base_w and
+ * without TP_FEAT_BASE; it is read and predicts as before.
  *
  * Version 1 (before the resolution feature) has no range block and no
  * TP_FEAT_RES; it is read as it was written and predicts as before, with
@@ -32,7 +37,8 @@
 #include "model.h"
 
 #define MAGIC "TNDMPRED"
-#define VERSION 2u
+#define VERSION 3u
+#define BASE_BYTES (8u * TP_BASE_TERMS)
 #define HDR 288u
 #define OOD_FIXED (16u + 8u * (TP_OOD_MAX_RES + 4))
 #define MAX_MODEL_FILE (256u << 20)
@@ -83,7 +89,8 @@ static size_t body_end(const struct tp_model *m)
 
 static size_t file_size(const struct tp_model *m, uint32_t version, uint32_t nops)
 {
-	return body_end(m) + (version >= 2 ? OOD_FIXED + 32 * (size_t)nops : 0) + 4;
+	return body_end(m) + (version >= 2 ? OOD_FIXED + 32 * (size_t)nops : 0) +
+	       (version >= 3 ? BASE_BYTES : 0) + 4;
 }
 
 static void putd(uint8_t *p, double d)
@@ -151,6 +158,8 @@ static void encode(const struct tp_model *m, uint8_t *buf)
 	for (size_t i = 0; i < m->nparams; i++, p += 4)
 		putf(p, m->params[i]);
 	p = encode_ood(&m->ood, p);
+	for (int k = 0; k < TP_BASE_TERMS; k++, p += 8)
+		putd(p, m->base_w[k]);
 	put32(p, tp_crc32(0, buf, (size_t)(p - buf)));
 }
 
@@ -196,7 +205,7 @@ static int decode_header(const uint8_t *buf, size_t len, struct tp_model_config 
 	*version = get32(buf + 8);
 	if (*version < 1 || *version > VERSION)
 		return tp_fail(-EPROTONOSUPPORT,
-			       "model file version %u is not supported (this library reads 1 and %u; "
+			       "model file version %u is not supported (this library reads 1 to %u; "
 			       "retrain with tandemctl predict train)", *version, VERSION);
 	cfg->hid = (int)get32(buf + 12);
 	cfg->reg_hidden = (int)get32(buf + 16);
@@ -207,6 +216,9 @@ static int decode_header(const uint8_t *buf, size_t len, struct tp_model_config 
 	if (*version == 1 && (cfg->features & (TP_FEAT_RES | TP_FEAT_COST)))
 		return tp_fail(-EBADMSG, "model file version 1 with the version 2 feature set 0x%x",
 			       cfg->features);
+	if (*version < 3 && (cfg->features & (TP_FEAT_BASE | TP_FEAT_BASE_ONLY)))
+		return tp_fail(-EBADMSG, "model file version %u with the version 3 cost baseline "
+			       "(features 0x%x)", *version, cfg->features);
 	return 0;
 }
 
@@ -232,6 +244,18 @@ static int decode_ood(struct tp_ood *o, const uint8_t *p)
 		o->ops[k][31] = '\0';
 	}
 	o->known = o->nres > 0 || o->nops > 0;
+	return 0;
+}
+
+/* The baseline's weights: finite and >= 0 (all 0 in an untrained model). */
+static int decode_base(struct tp_model *m, const uint8_t *p)
+{
+	for (int k = 0; k < TP_BASE_TERMS; k++, p += 8) {
+		m->base_w[k] = getd(p);
+		if (!isfinite(m->base_w[k]) || m->base_w[k] < 0)
+			return tp_fail(-EBADMSG, "model file: cost baseline weight %d is %g", k,
+				       m->base_w[k]);
+	}
 	return 0;
 }
 
@@ -308,6 +332,8 @@ int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
 	err = decode_body(m, buf);
 	if (!err && version >= 2)
 		err = decode_ood(&m->ood, buf + body_end(m));
+	if (!err && version >= 3)
+		err = decode_base(m, buf + body_end(m) + OOD_FIXED + 32 * (size_t)nops);
 	if (err)
 		goto out_free;
 	m->version = (int)version;
@@ -340,17 +366,33 @@ int tp_model_load(const char *path, struct tp_model **out)
 
 /* predictor/default_model.S */
 extern const uint8_t tp_default_model_start[], tp_default_model_end[];
+extern const uint8_t tp_default224_model_start[], tp_default224_model_end[];
 
-int tp_model_load_default(struct tp_model **out)
+static int load_builtin(const uint8_t *start, const uint8_t *end, const char *name,
+			struct tp_model **out)
 {
-	int err = tp_model_load_mem(tp_default_model_start,
-				    (size_t)(tp_default_model_end - tp_default_model_start), out);
+	int err = tp_model_load_mem(start, (size_t)(end - start), out);
 
 	if (err) {
 		char msg[400];
 
 		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
-		return tp_fail(err, "built-in model: %s", msg);
+		return tp_fail(err, "%s model: %s", name, msg);
 	}
 	return 0;
+}
+
+int tp_model_load_default(struct tp_model **out)
+{
+	return load_builtin(tp_default_model_start, tp_default_model_end, "built-in", out);
+}
+
+int tp_model_load_builtin(double input_res, struct tp_model **out, const char **name)
+{
+	bool big = input_res >= TP_BUILTIN_RES_SPLIT;
+
+	*name = big ? "built-in (224x224)" : "built-in (32x32)";
+	tp_clear_error();
+	return big ? load_builtin(tp_default224_model_start, tp_default224_model_end, *name, out)
+		   : load_builtin(tp_default_model_start, tp_default_model_end, *name, out);
 }

@@ -58,7 +58,8 @@ $(B)/asan/predictor/%.o: predictor/%.c $(PRED_HDRS)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(PRED_CFLAGS) $(PRED_OPT) -c -o $@ $<
 
 # the default model is assembled in with .incbin (path relative to the top)
-$(B)/predictor/default_model.o: predictor/default_model.S predictor/data/default.tpm
+$(B)/predictor/default_model.o: predictor/default_model.S predictor/data/default.tpm \
+				 predictor/data/default224.tpm
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
 

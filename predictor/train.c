@@ -50,7 +50,8 @@ static void fit_normalisation(struct tp_model *m, const struct tp_dataset *d, co
 			s[k] += raw[k];
 			s2[k] += raw[k] * raw[k];
 		}
-		ysum += log(d->runs[i].t);
+		ysum += log(d->runs[i].t) - tp_base_log(m, d->archs[d->runs[i].arch].g,
+							 d->runs[i].batch);
 		n++;
 	}
 	for (int k = 0; k < m->nfeat && n; k++) {
@@ -109,7 +110,8 @@ static int arch_step(struct tp_model *m, const struct tp_dataset *d, int arch, d
 
 		run_raw(m, d, i, raw);
 		tp_reg_input(m, acts.gvec, raw, ra->x);
-		e = tp_reg_forward(m, ra) - log(d->runs[i].t);
+		e = tp_reg_forward(m, ra) + tp_base_log(m, a->g, d->runs[i].batch) -
+		    log(d->runs[i].t);
 		*sse += e * e;
 		if (!backward)
 			continue;
@@ -122,6 +124,20 @@ static int arch_step(struct tp_model *m, const struct tp_dataset *d, int arch, d
 		err = tp_ghn_backward(m, a->g, &acts, dg);
 	tp_acts_free(&acts);
 	return err;
+}
+
+/* squared log error of the baseline alone on one architecture's runs */
+static int base_sse(const struct tp_model *m, const struct tp_dataset *d, int arch, double *sse)
+{
+	const struct tp_arch *a = &d->archs[arch];
+
+	for (int k = 0; k < a->nruns; k++) {
+		const struct tp_run *r = &d->runs[d->by_arch[a->run0 + k]];
+		double e = tp_base_log(m, a->g, r->batch) - log(r->t);
+
+		*sse += e * e;
+	}
+	return 0;
 }
 
 static void shuffle(int *v, int n, struct tp_rng *r)
@@ -198,9 +214,21 @@ int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
 	snprintf(m->trained_on, sizeof(m->trained_on), "%d runs of %d architectures on %.60s",
 		 rows, n, d->mixed_devices ? "several devices" :
 		 d->machine[0] ? d->machine : "an unnamed machine");
+	if (m->cfg.features & TP_FEAT_BASE)
+		err = tp_base_fit(m, d, mask);
+	if (err)
+		goto out;
 	fit_normalisation(m, d, mask);
 	tp_ood_fit(m, d, mask);
 	tp_rng_seed(&rng, o->seed);
+	if (!tp_model_regresses(m)) {
+		/* the baseline alone: the regressor is unused, and left as it is */
+		for (int k = 0; k < n && !err; k++)
+			err = base_sse(m, d, archs[k], &sse);
+		if (!err && rmse)
+			*rmse = sqrt(sse / rows);
+		goto out;
+	}
 	for (int ep = 0; ep < o->epochs && !err; ep++) {
 		/* cosine decay to a tenth of the rate */
 		double lr = o->lr * (0.1 + 0.45 * (1 + cos(M_PI * ep / o->epochs)));

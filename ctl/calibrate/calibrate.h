@@ -126,7 +126,7 @@ struct cal_pred {
 	double bytes_per_iter;		/* batch x bytes per sample */
 	double rate;			/* bytes_per_iter / iter_s */
 	double cpu_per_byte;		/* iter_s / bytes_per_iter: one core while it computes */
-	char model[256];		/* "built-in" or $TANDEM_PREDICT_MODEL */
+	char model[256];		/* "built-in (RES)" or $TANDEM_PREDICT_MODEL */
 	char trained_on[160];		/* the runs and device the model was trained on */
 	int nwarn;			/* out of distribution, shapes left unknown, ... */
 	char warn[CAL_PRED_WARN][CAL_PRED_WARN_LEN];

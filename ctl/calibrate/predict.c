@@ -3,7 +3,8 @@
  * An instance's compute rate from its graph, with no run of the job
  * (Documentation/model.md, "calibrate"): libtandem-predict's time of one
  * training iteration of the graph at the instance's batch, on the device
- * the model was profiled on (the built-in model, or $TANDEM_PREDICT_MODEL),
+ * the model was profiled on (the built-in model for the graph's input
+ * resolution, or $TANDEM_PREDICT_MODEL),
  * and the dataset bytes one iteration eats: the batch times the bytes per
  * sample. The predictor's time is CPU time on one thread, so the job is
  * taken to use one core while it computes: CPU per byte = time / bytes.
@@ -29,7 +30,8 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		     struct cal_pred *out)
 {
 	char warn[CAL_PRED_WARN][TP_WARN_LEN];
-	const char *path = getenv("TANDEM_PREDICT_MODEL");
+	const char *path = getenv("TANDEM_PREDICT_MODEL"), *name;
+	struct tp_graph_stats st;
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
 	struct tp_prediction p;
@@ -42,11 +44,13 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		snprintf(out->err, sizeof(out->err), "batch= (>= 1) and the bytes per sample (> 0) are needed");
 		return -EINVAL;
 	}
-	snprintf(out->model, sizeof(out->model), "%s", path ? path : "built-in");
 	err = tp_graph_load_onnx(graph, &g);
 	if (err)
 		return pred_err(out, err, "cannot import the graph");
-	err = path ? tp_model_load(path, &m) : tp_model_load_default(&m);
+	tp_graph_get_stats(g, &st);
+	name = path;
+	err = path ? tp_model_load(path, &m) : tp_model_load_builtin(st.input_res, &m, &name);
+	snprintf(out->model, sizeof(out->model), "%s", name);
 	if (err) {
 		pred_err(out, err, "cannot load the predictor model");
 		goto free_g;

@@ -37,7 +37,7 @@ struct predict_opts {
 enum {
 	O_BATCH = 256, O_GPUS, O_NODES, O_MODEL, O_DATA, O_OUT, O_EPOCHS, O_SEED, O_FOLDS,
 	O_POINTS, O_NO_GHN, O_NO_STATS, O_HID, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_PER_ARCH,
-	O_VERBOSE, O_LR, O_STRICT, O_NO_RES, O_NO_COST,
+	O_VERBOSE, O_LR, O_STRICT, O_NO_RES, O_NO_COST, O_BASE, O_NO_BASE, O_BASE_ONLY,
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +63,9 @@ static const struct option long_opts[] = {
 	{ "strict", no_argument, NULL, O_STRICT },
 	{ "no-res", no_argument, NULL, O_NO_RES },
 	{ "no-cost", no_argument, NULL, O_NO_COST },
+	{ "base", no_argument, NULL, O_BASE },
+	{ "no-base", no_argument, NULL, O_NO_BASE },
+	{ "base-only", no_argument, NULL, O_BASE_ONLY },
 	{ 0 }
 };
 
@@ -72,11 +75,11 @@ static const int one_opts[] = {
 };
 static const int train_opts[] = {
 	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_NO_RES, O_NO_COST,
-	O_VERBOSE, 0,
+	O_BASE, O_NO_BASE, O_BASE_ONLY, O_VERBOSE, 0,
 };
 static const int eval_opts[] = {
 	O_DATA, O_FOLDS, O_POINTS, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS,
-	O_NO_RES, O_NO_COST, O_PER_ARCH, O_VERBOSE, 0,
+	O_NO_RES, O_NO_COST, O_BASE, O_NO_BASE, O_BASE_ONLY, O_PER_ARCH, O_VERBOSE, 0,
 };
 
 static int num_opt(int opt, const char *arg, const char *verb, struct predict_opts *o)
@@ -153,6 +156,12 @@ static int parse_opts(int argc, char **argv, const int *allowed, struct predict_
 		case O_NO_STATS: o->cfg.features &= ~(uint32_t)TP_FEAT_STATS; break;
 		case O_NO_RES: o->cfg.features &= ~(uint32_t)TP_FEAT_RES; break;
 		case O_NO_COST: o->cfg.features &= ~(uint32_t)TP_FEAT_COST; break;
+		case O_BASE:
+			o->cfg.features |= TP_FEAT_BASE;
+			o->cfg.features &= ~(uint32_t)TP_FEAT_BASE_ONLY;
+			break;
+		case O_NO_BASE: o->cfg.features &= ~(uint32_t)(TP_FEAT_BASE | TP_FEAT_BASE_ONLY); break;
+		case O_BASE_ONLY: o->cfg.features |= TP_FEAT_BASE | TP_FEAT_BASE_ONLY; break;
 		case O_PER_ARCH: o->per_arch = true; break;
 		case O_VERBOSE: o->train.verbose = true; break;
 		default:
@@ -169,15 +178,19 @@ static int lib_err(int err, const char *what)
 	return err;
 }
 
-/* --model FILE, else $TANDEM_PREDICT_MODEL, else the model built into the library */
-static int open_model(const struct predict_opts *o, struct tp_model **m, const char **src)
+/* --model FILE, else $TANDEM_PREDICT_MODEL, else the model built into the
+ * library for the graph's input resolution (*src says which) */
+static int open_model(const struct predict_opts *o, const struct tp_graph *g,
+		      struct tp_model **m, const char **src)
 {
 	const char *path = o->model ? o->model : getenv("TANDEM_PREDICT_MODEL");
 	enum tp_backend b = TP_BACKEND_AUTO;
+	struct tp_graph_stats st;
 	int err;
 
-	*src = path ? path : "built-in";
-	err = path ? tp_model_load(path, m) : tp_model_load_default(m);
+	tp_graph_get_stats(g, &st);
+	*src = path;
+	err = path ? tp_model_load(path, m) : tp_model_load_builtin(st.input_res, m, src);
 	if (err)
 		return lib_err(err, "cannot load the predictor model");
 	if (o->backend && !strcmp(o->backend, "cpu")) {
@@ -270,7 +283,7 @@ static int cmd_predict_one(int argc, char **argv)
 	if (err)
 		return lib_err(err, "cannot import the graph");
 	t.import_ms = 1e3 * (now_s() - t0);
-	err = open_model(&o, &m, &src);
+	err = open_model(&o, g, &m, &src);
 	/* the features of the device this runs on; a model trained on another
 	 * device has zero weights for them (Documentation/predictor.md) */
 	if (!err && !tp_device_query(tp_model_backend(m), &dev))
@@ -428,12 +441,12 @@ TANDEM_CMD(predict, "predict", NULL, cmd_predict_one,
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
 	   "--data runs.csv [--data more.csv] --out FILE [--epochs N] [--seed S] [--lr LR] "
-	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--verbose]",
+	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--base|--no-base|--base-only] [--verbose]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
 	   "--data runs.csv [--data more.csv] [--folds K] [--seed S] [--ernest-points P] "
 	   "[--epochs N] [--lr LR] [--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] "
-	   "[--per-arch] [--verbose]",
+	   "[--base|--no-base|--base-only] [--per-arch] [--verbose]",
 	   "leave-architecture-out cross-validation, ours vs Ernest")
 TANDEM_CMD(predict_graph, "predict", "graph", cmd_predict_graph,
 	   "MODEL.onnx", "print the GHN-2 graph of an ONNX model (text; -j: summary)")

@@ -115,6 +115,8 @@ int tp_device_query(enum tp_backend b, struct tp_device *dev);
 #define TP_FEAT_STATS	0x2	/* log params, log FLOPs, log activations, log graph nodes */
 #define TP_FEAT_RES	0x4	/* log input resolution (model files from version 2) */
 #define TP_FEAT_COST	0x8	/* log FLOPs of each enum tp_flop_class (version 2) */
+#define TP_FEAT_BASE	0x10	/* the regressor predicts log(t / analytic cost), version 3 */
+#define TP_FEAT_BASE_ONLY 0x20	/* the analytic cost alone, no regressor (needs BASE) */
 
 struct tp_model_config {
 	int hid;		/* encoder width d (multiple of 4, <= 256) */
@@ -130,6 +132,11 @@ int tp_model_load(const char *path, struct tp_model **out);
 int tp_model_load_mem(const void *buf, size_t len, struct tp_model **out);
 /* the model built into the library (predictor/data/default.tpm) */
 int tp_model_load_default(struct tp_model **out);
+/* The built-in model for a graph's input resolution (tp_graph_stats'
+ * input_res): the 224x224 one from TP_BUILTIN_RES_SPLIT up, else the 32x32
+ * one (also for inputs that are not images). *name: which, for the record. */
+#define TP_BUILTIN_RES_SPLIT 128.0
+int tp_model_load_builtin(double input_res, struct tp_model **out, const char **name);
 int tp_model_save(const struct tp_model *m, const char *path);
 void tp_model_free(struct tp_model *m);
 void tp_model_get_config(const struct tp_model *m, struct tp_model_config *cfg);

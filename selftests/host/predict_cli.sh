@@ -6,7 +6,8 @@
 # clear one-line errors for bad graphs, models and arguments, a small
 # train -> predict -> eval round trip, warnings before the result and in
 # -j, --strict, and a plain-export 224x224 graph of an architecture the
-# built-in model was not trained on, predicted within the documented error;
+# 224x224 built-in model was not trained on, predicted within the documented
+# error by that model;
 # calibrate taking an instance's rate from its graph (graph=, batch=) with no
 # run of the job, and run's report saying so.
 set -u
@@ -98,17 +99,28 @@ want2=0
 ksft_check "--strict: exit 1 with a warning, 0 without" \
 	sh -c "[ $rc -eq 1 ] && [ '$nw' = 0 ] && [ $rc2 -eq $want2 ] && grep -q 'strict' err.txt"
 
-# 15: predictor/data/r224/heldout.csv: runs of an architecture left out of
-# the built-in model's training, plain export; within the documented error
-tot=0; n=0
+# 15: predictor/data/r224-2026-12-03/heldout.csv: runs of an architecture
+# (ResNet-34) left out of the 224x224 built-in model's training, profiled on
+# that training data's host, plain export: the built-in model for the
+# graph's resolution is picked and says so, and its mean error is within
+# 25 % (the cost baseline's leave-architecture-out MAPE there is 13.7 %,
+# Documentation/predictor.md). The 32x32 graphs get the 32x32 model.
+tot=0; n=0; names=
+R=$D/r224-2026-12-03
 while IFS=, read -r arch _ onnx batch _ _ _ _ t _; do
-	p=$("$T" -j predict "$D/r224/$onnx" --batch "$batch" | jq .compute_s)
+	"$T" -j predict "$R/$onnx" --batch "$batch" >h.json
+	p=$(jq .compute_s h.json)
+	names="$names $(jq -r .model h.json | tr ' ' _)"
 	ksft_diag "held out $arch batch $batch: measured $t s, predicted $p s"
 	tot=$(awk -v a="$tot" -v p="$p" -v m="$t" 'BEGIN { d = (p - m) / m; print a + (d < 0 ? -d : d) }')
 	n=$((n + 1))
-done < <(grep -v '^#\|^arch,' "$D/r224/heldout.csv")
-ksft_check "held-out plain export: $n runs, mean error within the documented 60 %" \
-	awk -v t="$tot" -v n="$n" 'BEGIN { exit !(n >= 3 && t / n < 0.60) }'
+done < <(grep -v '^#\|^arch,' "$R/heldout.csv")
+m32=$("$T" -j predict "$D/onnx/resnet18.onnx" --batch 8 | jq -r .model)
+ksft_diag "models:$names; 32x32 graph: $m32"
+ksft_check "held-out plain export at 224x224: $n runs, the 224x224 built-in model, mean error within 25 %" \
+	sh -c "[ $n -ge 4 ] && ! echo '$names' | tr ' ' '\n' | grep -v '^\$' | grep -qv '^built-in_(224x224)\$' &&
+	       [ '$m32' = 'built-in (32x32)' ] &&
+	       awk -v t='$tot' -v n='$n' 'BEGIN { exit !(t / n < 0.25) }'"
 # 16-19: the predictor feeds calibrate: graph= and batch= give the rate with
 # no warm run (no command given): batch x bytes per sample / the predicted
 # iteration, as `predict` says for the same graph and batch

@@ -16,6 +16,7 @@
 #include "kselftest_harness.h"
 #include "internal.h"
 #include "dataset.h"
+#include "model.h"
 
 static char *tmpname(const char *suffix)
 {
@@ -117,14 +118,14 @@ TEST_F(file, corrupt_is_an_error)
 	EXPECT_EQ(-EBADMSG, tp_model_load_mem(copy, self->len, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "magic"));
 	copy[0] = 'T';
-	copy[8] = 3;	/* a version from the future */
+	copy[8] = 4;	/* a version from the future */
 	EXPECT_EQ(-EPROTONOSUPPORT, tp_model_load_mem(copy, self->len, &m2));
-	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 3")) TH_LOG("%s", tp_errmsg());
+	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 4")) TH_LOG("%s", tp_errmsg());
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "retrain")) TH_LOG("%s", tp_errmsg());
 	copy[8] = 1;	/* version 1 cannot have the resolution feature */
 	EXPECT_EQ(-EBADMSG, tp_model_load_mem(copy, self->len, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 1")) TH_LOG("%s", tp_errmsg());
-	copy[8] = 2;
+	copy[8] = 3;
 	copy[12] = 0xff, copy[13] = 0x7f;	/* absurd encoder width */
 	EXPECT_EQ(-EINVAL, tp_model_load_mem(copy, self->len, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "encoder width")) TH_LOG("%s", tp_errmsg());
@@ -301,7 +302,7 @@ TEST_F(ood, range_survives_the_model_file)
 	ASSERT_EQ(0, tp_model_save(self->m, path));
 	ASSERT_EQ(0, tp_model_load(path, &m2)) TH_LOG("%s", tp_errmsg());
 	unlink(path);
-	EXPECT_EQ(2, tp_model_file_version(m2));
+	EXPECT_EQ(3, tp_model_file_version(m2));
 	tp_model_free(self->m);
 	self->m = m2;	/* freed by the teardown */
 	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "Resize"));
@@ -473,6 +474,121 @@ TEST(training_fits_a_learnable_target)
 	EXPECT_NE(NULL, strstr(tp_model_trained_on(m), "synthetic"));
 	tp_model_free(m);
 	tp_dataset_free(d);
+	unlink(csv);
+}
+
+/* The previous release's built-in model (version 2, before the cost
+ * baseline) is read, with no baseline, and predicts what that release's
+ * tandemctl -j predict printed. */
+TEST(version2_file_is_read_and_predicts_as_before)
+{
+	struct tp_prediction p;
+	struct tp_model *m;
+	struct tp_graph *g;
+	struct tp_job job;
+
+	ASSERT_EQ(0, tp_model_load("predictor/data/compat/default_v2.tpm", &m))
+		TH_LOG("%s", tp_errmsg());
+	EXPECT_EQ(2, tp_model_file_version(m));
+	EXPECT_EQ(0u, m->cfg.features & (TP_FEAT_BASE | TP_FEAT_BASE_ONLY));
+	ASSERT_EQ(0, tp_graph_load_onnx("predictor/data/r224-2026-12-03/onnx/resnet18.onnx", &g));
+	tp_job_default(&job);
+	job.batch = 8;
+	ASSERT_EQ(0, tp_model_set_backend(m, TP_BACKEND_CPU));
+	ASSERT_EQ(0, tp_predict(m, g, &job, &p)) TH_LOG("%s", tp_errmsg());
+	EXPECT_LE(fabs(p.compute_s - 1.6304628719160505) / 1.6304628719160505, 1e-6)
+		TH_LOG("%.17g", p.compute_s);
+	tp_graph_free(g);
+	tp_model_free(m);
+}
+
+/* Times that are exactly a non-negative sum of the baseline's terms: the
+ * baseline alone must fit them (relative error ~0), save and load with its
+ * weights, and a file with a negative weight is refused. */
+TEST(cost_baseline_fits_an_exact_cost)
+{
+	static const char *const archs[] = {
+		"darts002", "resnet18", "squeezenet1_1", "mobilenet_v3_small",
+		"shufflenet_v2_x0_5", "vgg11_gap", "regnet_x_400mf", "densenet121",
+	};
+	/* 1, nodes, params, B x (conv1, convk, group, linear, matmul), B x act,
+	 * B x params, B x nodes */
+	static const double w[TP_BASE_TERMS] = {
+		0.01, 0, 0, 1e-10, 2e-11, 5e-10, 1e-10, 0, 1e-9, 0, 1e-5,
+	};
+	struct tp_model_config cfg;
+	struct tp_train_opts o;
+	struct tp_dataset *d;
+	struct tp_model *m, *m2;
+	char *csv = tmpname(".csv"), path[256], tpm[160];
+	FILE *f = fopen(csv, "w");
+	double rmse, x[TP_BASE_TERMS], worst = 0;
+	uint8_t *buf;
+	size_t len;
+
+	ASSERT_NE(NULL, f);
+	fprintf(f, "# machine: synthetic\narch,onnx,batch,gpus,nodes,time_median_s\n");
+	for (size_t a = 0; a < sizeof(archs) / sizeof(archs[0]); a++) {
+		struct tp_graph *g;
+
+		snprintf(path, sizeof(path), "%s/predictor/data/onnx/%s.onnx",
+			 getenv("PWD") ? getenv("PWD") : ".", archs[a]);
+		ASSERT_EQ(0, tp_graph_load_onnx(path, &g)) TH_LOG("%s", tp_errmsg());
+		for (int b = 1; b <= 16; b *= 2) {
+			double t = 0;
+
+			tp_base_terms(g, b, x);
+			for (int k = 0; k < TP_BASE_TERMS; k++)
+				t += w[k] * x[k];
+			fprintf(f, "%s,%s,%d,1,1,%.17g\n", archs[a], path, b, t);
+		}
+		tp_graph_free(g);
+	}
+	fclose(f);
+	ASSERT_EQ(0, tp_dataset_load(csv, &d)) TH_LOG("%s", tp_errmsg());
+	tp_model_config_default(&cfg);
+	cfg.hid = 8;
+	cfg.reg_hidden = 8;
+	cfg.features |= TP_FEAT_BASE | TP_FEAT_BASE_ONLY;
+	tp_train_opts_default(&o);
+	ASSERT_EQ(0, tp_model_new(&cfg, 1, &m));
+	ASSERT_EQ(0, tp_train(m, d, NULL, &o, &rmse)) TH_LOG("%s", tp_errmsg());
+	EXPECT_LT(rmse, 1e-6) TH_LOG("rmse %g", rmse);
+	snprintf(tpm, sizeof(tpm), "%s", tmpname(".tpm"));
+	ASSERT_EQ(0, tp_model_save(m, tpm)) TH_LOG("%s", tp_errmsg());
+	ASSERT_EQ(0, tp_model_load(tpm, &m2)) TH_LOG("%s", tp_errmsg());
+	EXPECT_EQ(3, tp_model_file_version(m2));
+	for (int i = 0; i < d->nruns; i++) {
+		const struct tp_run *r = &d->runs[i];
+		struct tp_prediction p;
+		struct tp_job job;
+
+		tp_job_default(&job);
+		job.batch = r->batch;
+		ASSERT_EQ(0, tp_predict(m2, d->archs[r->arch].g, &job, &p));
+		worst = fmax(worst, fabs(p.compute_s - r->t) / r->t);
+	}
+	EXPECT_LT(worst, 1e-6) TH_LOG("worst relative error %g", worst);
+	tp_model_free(m);
+	m = NULL;
+	/* a negative weight, checksum fixed: refused by name */
+	ASSERT_EQ(0, tp_read_file(tpm, 1 << 24, &buf, &len));
+	buf[len - 4 - 8 * TP_BASE_TERMS + 7] |= 0x80;	/* sign bit of weight 0 */
+	{
+		uint32_t crc = tp_crc32(0, buf, len - 4);
+
+		for (int i = 0; i < 4; i++)
+			buf[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+	}
+	EXPECT_EQ(-EBADMSG, tp_model_load_mem(buf, len, &m));
+	EXPECT_NE(NULL, strstr(tp_errmsg(), "cost baseline weight 0")) TH_LOG("%s", tp_errmsg());
+	/* the baseline alone without the baseline is a bad configuration */
+	cfg.features &= ~(uint32_t)TP_FEAT_BASE;
+	EXPECT_EQ(-EINVAL, tp_model_new(&cfg, 1, &m));
+	free(buf);
+	tp_model_free(m2);
+	tp_dataset_free(d);
+	unlink(tpm);
 	unlink(csv);
 }
 
