@@ -50,23 +50,32 @@ double tp_base_log(const struct tp_model *m, const struct tp_graph *g, double ba
 	return log(t > 1e-9 ? t : 1e-9);
 }
 
+/* the terms and time of run i, false when its architecture is masked out */
+static bool run_terms(const struct tp_dataset *d, const bool *mask, int i, double *x, double *t)
+{
+	const struct tp_run *r = &d->runs[i];
+
+	if (mask && !mask[r->arch])
+		return false;
+	tp_base_terms(d->archs[r->arch].g, r->batch, x);
+	*t = r->t;
+	return true;
+}
+
 int tp_base_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask)
 {
-	double sc[TP_BASE_TERMS] = { 0 }, w[TP_BASE_TERMS], x[TP_BASE_TERMS], *a, *b;
+	double sc[TP_BASE_TERMS] = { 0 }, w[TP_BASE_TERMS], x[TP_BASE_TERMS], t, *a, *b;
 	const int K = TP_BASE_TERMS;
 	int n = 0, err;
 
 	memset(m->base_w, 0, sizeof(m->base_w));
 	/* column scales: each term relative to the time, at most 1 */
 	for (int i = 0; i < d->nruns; i++) {
-		const struct tp_run *r = &d->runs[i];
-
-		if (mask && !mask[r->arch])
+		if (!run_terms(d, mask, i, x, &t))
 			continue;
-		tp_base_terms(d->archs[r->arch].g, r->batch, x);
 		for (int k = 0; k < K; k++)
-			if (x[k] / r->t > sc[k])
-				sc[k] = x[k] / r->t;
+			if (x[k] / t > sc[k])
+				sc[k] = x[k] / t;
 		n++;
 	}
 	if (!n)
@@ -81,13 +90,10 @@ int tp_base_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask
 	/* rows x / t: the residual of row i is the relative error of run i */
 	n = 0;
 	for (int i = 0; i < d->nruns; i++) {
-		const struct tp_run *r = &d->runs[i];
-
-		if (mask && !mask[r->arch])
+		if (!run_terms(d, mask, i, x, &t))
 			continue;
-		tp_base_terms(d->archs[r->arch].g, r->batch, x);
 		for (int k = 0; k < K; k++)
-			a[(size_t)n * K + k] = sc[k] > 0 ? x[k] / r->t / sc[k] : 0;
+			a[(size_t)n * K + k] = sc[k] > 0 ? x[k] / t / sc[k] : 0;
 		b[n++] = 1.0;
 	}
 	err = tp_nnls(a, b, n, K, w);
