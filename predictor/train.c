@@ -127,7 +127,7 @@ static int arch_step(struct tp_model *m, const struct tp_dataset *d, int arch, d
 }
 
 /* squared log error of the baseline alone on one architecture's runs */
-static int base_sse(const struct tp_model *m, const struct tp_dataset *d, int arch, double *sse)
+static void base_sse(const struct tp_model *m, const struct tp_dataset *d, int arch, double *sse)
 {
 	const struct tp_arch *a = &d->archs[arch];
 
@@ -137,7 +137,6 @@ static int base_sse(const struct tp_model *m, const struct tp_dataset *d, int ar
 
 		*sse += e * e;
 	}
-	return 0;
 }
 
 static void shuffle(int *v, int n, struct tp_rng *r)
@@ -223,9 +222,9 @@ int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
 	tp_rng_seed(&rng, o->seed);
 	if (!tp_model_regresses(m)) {
 		/* the baseline alone: the regressor is unused, and left as it is */
-		for (int k = 0; k < n && !err; k++)
-			err = base_sse(m, d, archs[k], &sse);
-		if (!err && rmse)
+		for (int k = 0; k < n; k++)
+			base_sse(m, d, archs[k], &sse);
+		if (rmse)
 			*rmse = sqrt(sse / rows);
 		goto out;
 	}
