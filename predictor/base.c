@@ -50,53 +50,39 @@ double tp_base_log(const struct tp_model *m, const struct tp_graph *g, double ba
 	return log(t > 1e-9 ? t : 1e-9);
 }
 
-/* the terms and time of run i, false when its architecture is masked out */
-static bool run_terms(const struct tp_dataset *d, const bool *mask, int i, double *x, double *t)
-{
-	const struct tp_run *r = &d->runs[i];
-
-	if (mask && !mask[r->arch])
-		return false;
-	tp_base_terms(d->archs[r->arch].g, r->batch, x);
-	*t = r->t;
-	return true;
-}
-
 int tp_base_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask)
 {
-	double sc[TP_BASE_TERMS] = { 0 }, w[TP_BASE_TERMS], x[TP_BASE_TERMS], t, *a, *b;
+	double sc[TP_BASE_TERMS] = { 0 }, w[TP_BASE_TERMS], *a, *b;
 	const int K = TP_BASE_TERMS;
 	int n = 0, err;
 
 	memset(m->base_w, 0, sizeof(m->base_w));
-	/* column scales: each term relative to the time, at most 1 */
-	for (int i = 0; i < d->nruns; i++) {
-		if (!run_terms(d, mask, i, x, &t))
-			continue;
-		for (int k = 0; k < K; k++)
-			if (x[k] / t > sc[k])
-				sc[k] = x[k] / t;
-		n++;
-	}
-	if (!n)
-		return tp_fail(-EINVAL, "no runs to fit the cost baseline on");
-	a = malloc((size_t)n * K * sizeof(*a));
-	b = malloc((size_t)n * sizeof(*b));
+	a = malloc((size_t)(d->nruns ? d->nruns : 1) * K * sizeof(*a));
+	b = malloc((size_t)(d->nruns ? d->nruns : 1) * sizeof(*b));
 	if (!a || !b) {
 		free(a);
 		free(b);
 		return tp_fail(-ENOMEM, "out of memory for the cost baseline");
 	}
-	/* rows x / t: the residual of row i is the relative error of run i */
-	n = 0;
+	/* rows x / t: the residual of row i is the relative error of run i;
+	 * each column is then scaled to at most 1 */
 	for (int i = 0; i < d->nruns; i++) {
-		if (!run_terms(d, mask, i, x, &t))
+		const struct tp_run *r = &d->runs[i];
+		double *x = a + (size_t)n * K;
+
+		if (mask && !mask[r->arch])
 			continue;
-		for (int k = 0; k < K; k++)
-			a[(size_t)n * K + k] = sc[k] > 0 ? x[k] / t / sc[k] : 0;
+		tp_base_terms(d->archs[r->arch].g, r->batch, x);
+		for (int k = 0; k < K; k++) {
+			x[k] /= r->t;
+			sc[k] = fmax(sc[k], x[k]);
+		}
 		b[n++] = 1.0;
 	}
-	err = tp_nnls(a, b, n, K, w);
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < K; k++)
+			a[(size_t)i * K + k] = sc[k] > 0 ? a[(size_t)i * K + k] / sc[k] : 0;
+	err = n ? tp_nnls(a, b, n, K, w) : tp_fail(-EINVAL, "no runs to fit the cost baseline on");
 	free(a);
 	free(b);
 	if (err)

@@ -110,18 +110,12 @@ static int predict_run(struct tp_model *m, const struct tp_dataset *d, int i, co
 		       double *t)
 {
 	struct tp_reg_acts *ra = calloc(1, sizeof(*ra));
-	double raw[TP_MAX_FEATS];
 	const struct tp_run *r = &d->runs[i];
 
 	if (!ra)
 		return tp_fail(-ENOMEM, "out of memory");
-	if (tp_model_regresses(m)) {
-		tp_raw_features(m, d->archs[r->arch].g, r->batch, r->gpus, r->nodes,
-				&m->train_dev, raw);
-		tp_reg_input(m, gvec, raw, ra->x);
-		tp_reg_forward(m, ra);
-	}
-	*t = exp(tp_base_log(m, d->archs[r->arch].g, r->batch) + ra->out);
+	*t = exp(tp_log_time(m, gvec, d->archs[r->arch].g, r->batch, r->gpus, r->nodes,
+			     &m->train_dev, ra));
 	free(ra);
 	return 0;
 }

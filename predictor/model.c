@@ -264,6 +264,21 @@ void tp_reg_input(const struct tp_model *m, const float *gvec, const double *raw
 		x[d + k] = (float)((raw[k] - m->feat_mean[k]) / m->feat_std[k]);
 }
 
+double tp_log_time(const struct tp_model *m, const float *gvec, const struct tp_graph *g,
+		   double batch, int gpus, int nodes, const struct tp_device *dev,
+		   struct tp_reg_acts *ra)
+{
+	double raw[TP_MAX_FEATS];
+
+	ra->out = 0;
+	if (tp_model_regresses(m)) {
+		tp_raw_features(m, g, batch, gpus, nodes, dev, raw);
+		tp_reg_input(m, gvec, raw, ra->x);
+		tp_reg_forward(m, ra);
+	}
+	return tp_base_log(m, g, batch) + ra->out;
+}
+
 /* ---- backends and prediction ---- */
 
 const char *tp_backend_name(enum tp_backend b)
@@ -350,7 +365,7 @@ int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job
 	       struct tp_prediction *out)
 {
 	struct tp_reg_acts *ra;
-	double raw[TP_MAX_FEATS];
+	double raw[TP_MAX_FEATS], logt;
 	float gvec[256];
 	int err;
 
@@ -363,16 +378,16 @@ int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job
 	ra = calloc(1, sizeof(*ra));
 	if (!ra)
 		return tp_fail(-ENOMEM, "out of memory");
-	if (tp_model_regresses(m)) {
+	if (m->backend == TP_BACKEND_CUDA && tp_model_regresses(m)) {
 		tp_raw_features(m, g, job->batch, job->gpus, job->nodes, job->dev, raw);
 		tp_reg_input(m, gvec, raw, ra->x);
-		if (m->backend == TP_BACKEND_CUDA)
-			ra->out = tp_cuda_regress(m, ra->x, &err);
-		else
-			tp_reg_forward(m, ra);
+		ra->out = tp_cuda_regress(m, ra->x, &err);
+		logt = tp_base_log(m, g, job->batch) + ra->out;
+	} else {
+		logt = tp_log_time(m, gvec, g, job->batch, job->gpus, job->nodes, job->dev, ra);
 	}
 	if (!err) {
-		out->compute_s = exp(tp_base_log(m, g, job->batch) + ra->out);
+		out->compute_s = exp(logt);
 		out->grad_bytes = 4.0 * g->stats.params;
 		out->allreduce_s = tp_allreduce_seconds(out->grad_bytes, job);
 		out->total_s = out->compute_s + out->allreduce_s;

@@ -140,6 +140,12 @@ void tp_raw_features(const struct tp_model *m, const struct tp_graph *g, double 
 		     int gpus, int nodes, const struct tp_device *dev, double *x);
 /* Regressor input row: graph vector then normalised features. */
 void tp_reg_input(const struct tp_model *m, const float *gvec, const double *raw, float *x);
+/* Predicted log seconds of one worker's iteration on the CPU: the baseline's
+ * log plus the regressor's output (gvec unused, ra->out 0 without a
+ * regressor); ra keeps the regressor's activations for a backward pass. */
+double tp_log_time(const struct tp_model *m, const float *gvec, const struct tp_graph *g,
+		   double batch, int gpus, int nodes, const struct tp_device *dev,
+		   struct tp_reg_acts *ra);
 
 /* primitives (nn.c) */
 /* (restrict in the definitions: the arguments never overlap) */

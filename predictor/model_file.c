@@ -3,7 +3,7 @@
  * Model file, version 3, little-endian:
  *
  *   0   "TNDMPRED"            magic
- *   8   u32 version           2 (1 is read too: see below)
+ *   8   u32 version           3 (1 and 2 are read too: see below)
  *   12  u32 hid, reg_hidden, features, use_ghn, nfeat
  *   32  u64 nparams           must match the layout the config implies
  *   40  char trained_on[128]  NUL-terminated description of the data
@@ -387,12 +387,11 @@ int tp_model_load_default(struct tp_model **out)
 	return load_builtin(tp_default_model_start, tp_default_model_end, "built-in", out);
 }
 
-int tp_model_load_builtin(double input_res, struct tp_model **out, const char **name)
+int tp_model_load_builtin(const struct tp_graph *g, struct tp_model **out, const char **name)
 {
-	bool big = input_res >= TP_BUILTIN_RES_SPLIT;
+	bool big = g->stats.input_res >= TP_BUILTIN_RES_SPLIT;
 
 	*name = big ? "built-in (224x224)" : "built-in (32x32)";
-	tp_clear_error();
 	return big ? load_builtin(tp_default224_model_start, tp_default224_model_end, *name, out)
 		   : load_builtin(tp_default_model_start, tp_default_model_end, *name, out);
 }

@@ -95,23 +95,20 @@ static int arch_step(struct tp_model *m, const struct tp_dataset *d, int arch, d
 {
 	const struct tp_arch *a = &d->archs[arch];
 	float dg[256] = { 0 }, dx[256 + TP_MAX_FEATS];
-	double raw[TP_MAX_FEATS];
+	bool ghn = m->cfg.use_ghn && tp_model_regresses(m);
 	struct tp_acts acts;
 	int err;
 
 	err = tp_acts_alloc(a->g->n, m->cfg.hid, &acts);
 	if (err)
 		return err;
-	if (m->cfg.use_ghn)
+	if (ghn)
 		tp_ghn_forward(m, a->g, &acts);
 	for (int k = 0; k < a->nruns; k++) {
-		int i = d->by_arch[a->run0 + k];
-		double e;
+		const struct tp_run *r = &d->runs[d->by_arch[a->run0 + k]];
+		double e = tp_log_time(m, acts.gvec, a->g, r->batch, r->gpus, r->nodes,
+				       &m->train_dev, ra) - log(r->t);
 
-		run_raw(m, d, i, raw);
-		tp_reg_input(m, acts.gvec, raw, ra->x);
-		e = tp_reg_forward(m, ra) + tp_base_log(m, a->g, d->runs[i].batch) -
-		    log(d->runs[i].t);
 		*sse += e * e;
 		if (!backward)
 			continue;
@@ -120,23 +117,10 @@ static int arch_step(struct tp_model *m, const struct tp_dataset *d, int arch, d
 		for (int j = 0; j < m->cfg.hid; j++)
 			dg[j] += dx[j];
 	}
-	if (backward && m->cfg.use_ghn)
+	if (backward && ghn)
 		err = tp_ghn_backward(m, a->g, &acts, dg);
 	tp_acts_free(&acts);
 	return err;
-}
-
-/* squared log error of the baseline alone on one architecture's runs */
-static void base_sse(const struct tp_model *m, const struct tp_dataset *d, int arch, double *sse)
-{
-	const struct tp_arch *a = &d->archs[arch];
-
-	for (int k = 0; k < a->nruns; k++) {
-		const struct tp_run *r = &d->runs[d->by_arch[a->run0 + k]];
-		double e = tp_base_log(m, a->g, r->batch) - log(r->t);
-
-		*sse += e * e;
-	}
 }
 
 static void shuffle(int *v, int n, struct tp_rng *r)
@@ -220,15 +204,8 @@ int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
 	fit_normalisation(m, d, mask);
 	tp_ood_fit(m, d, mask);
 	tp_rng_seed(&rng, o->seed);
-	if (!tp_model_regresses(m)) {
-		/* the baseline alone: the regressor is unused, and left as it is */
-		for (int k = 0; k < n; k++)
-			base_sse(m, d, archs[k], &sse);
-		if (rmse)
-			*rmse = sqrt(sse / rows);
-		goto out;
-	}
-	for (int ep = 0; ep < o->epochs && !err; ep++) {
+	/* the baseline alone: no epoch, the regressor stays as initialised, unused */
+	for (int ep = 0; ep < o->epochs && tp_model_regresses(m) && !err; ep++) {
 		/* cosine decay to a tenth of the rate */
 		double lr = o->lr * (0.1 + 0.45 * (1 + cos(M_PI * ep / o->epochs)));
 

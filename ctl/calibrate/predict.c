@@ -31,7 +31,6 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 {
 	char warn[CAL_PRED_WARN][TP_WARN_LEN];
 	const char *path = getenv("TANDEM_PREDICT_MODEL"), *name;
-	struct tp_graph_stats st;
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
 	struct tp_prediction p;
@@ -47,9 +46,8 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 	err = tp_graph_load_onnx(graph, &g);
 	if (err)
 		return pred_err(out, err, "cannot import the graph");
-	tp_graph_get_stats(g, &st);
 	name = path;
-	err = path ? tp_model_load(path, &m) : tp_model_load_builtin(st.input_res, &m, &name);
+	err = path ? tp_model_load(path, &m) : tp_model_load_builtin(g, &m, &name);
 	snprintf(out->model, sizeof(out->model), "%s", name);
 	if (err) {
 		pred_err(out, err, "cannot load the predictor model");

@@ -185,12 +185,10 @@ static int open_model(const struct predict_opts *o, const struct tp_graph *g,
 {
 	const char *path = o->model ? o->model : getenv("TANDEM_PREDICT_MODEL");
 	enum tp_backend b = TP_BACKEND_AUTO;
-	struct tp_graph_stats st;
 	int err;
 
-	tp_graph_get_stats(g, &st);
 	*src = path;
-	err = path ? tp_model_load(path, m) : tp_model_load_builtin(st.input_res, m, src);
+	err = path ? tp_model_load(path, m) : tp_model_load_builtin(g, m, src);
 	if (err)
 		return lib_err(err, "cannot load the predictor model");
 	if (o->backend && !strcmp(o->backend, "cpu")) {

@@ -136,7 +136,7 @@ int tp_model_load_default(struct tp_model **out);
  * input_res): the 224x224 one from TP_BUILTIN_RES_SPLIT up, else the 32x32
  * one (also for inputs that are not images). *name: which, for the record. */
 #define TP_BUILTIN_RES_SPLIT 128.0
-int tp_model_load_builtin(double input_res, struct tp_model **out, const char **name);
+int tp_model_load_builtin(const struct tp_graph *g, struct tp_model **out, const char **name);
 int tp_model_save(const struct tp_model *m, const char *path);
 void tp_model_free(struct tp_model *m);
 void tp_model_get_config(const struct tp_model *m, struct tp_model_config *cfg);
