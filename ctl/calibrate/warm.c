@@ -58,8 +58,42 @@ int cal_warm_dataset(const struct lg_dataset *ds, double bytes)
 	return err;
 }
 
+/*
+ * The job's stderr goes to an unlinked file in /tmp, opened O_APPEND so the
+ * job's writes land at its end whatever we pread; -1 (inherited) if none
+ * can be made.
+ */
+static int err_file(void)
+{
+	char path[] = "/tmp/tandem-calibrate-XXXXXX";
+	int fd = open("/tmp", O_TMPFILE | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
+
+	if (fd >= 0)
+		return fd;
+	fd = mkostemp(path, O_APPEND | O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+/* What the job wrote to stderr since the last call, to ours. */
+static void err_relay(struct warm_run *w)
+{
+	char buf[4096];
+	ssize_t got;
+
+	while (w->err_fd >= 0 && (got = pread(w->err_fd, buf, sizeof(buf), w->err_off)) > 0) {
+		w->err_off += got;
+		for (ssize_t done = 0, k; done < got; done += k) {
+			k = write(STDERR_FILENO, buf + done, got - done);
+			if (k <= 0)
+				break;
+		}
+	}
+}
+
 /* Fork argv into its own group, held on a pipe until released (gate). */
-static pid_t spawn_held(char *const *argv, int *gate)
+static pid_t spawn_held(char *const *argv, int err_fd, int *gate)
 {
 	int p[2];
 	pid_t pid;
@@ -74,6 +108,8 @@ static pid_t spawn_held(char *const *argv, int *gate)
 		close(p[1]);
 		if (read(p[0], &c, 1) != 1)
 			_exit(126);	/* not released */
+		if (err_fd >= 0 && dup2(err_fd, STDERR_FILENO) < 0)
+			_exit(126);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -289,6 +325,7 @@ static int warm_loop(struct warm_run *w, struct warm_ids *ids)
 		t = now_s() - w->t0;
 		/* sample before reaping: a reaped leader takes its counters along */
 		ret = warm_poll(w, ids, t);
+		err_relay(w);
 		if (waitpid(w->pgid, &status, WNOHANG) == w->pgid) {
 			/* it ended between the previous poll and now */
 			w->ended = (t + now_s() - w->t0) / 2 - WARM_POLL_S / 2;
@@ -308,7 +345,8 @@ static int warm_start(struct warm_run *w, char *const *argv, const char *name)
 {
 	int gate, err = 0;
 
-	w->pgid = spawn_held(argv, &gate);
+	w->err_fd = err_file();
+	w->pgid = spawn_held(argv, w->err_fd, &gate);
 	if (w->pgid < 0)
 		return -errno;
 	/* a tracker job before it execs, so the tracker sees its every read */
@@ -352,7 +390,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 {
 	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
 			      .stall2 = -1, .resumed2 = -1, .ended = -1, .pause_t = -1,
-			      .trk = trk && trk->ok ? trk : NULL, .ds = ds };
+			      .trk = trk && trk->ok ? trk : NULL, .ds = ds, .err_fd = -1 };
 	struct warm_ids ids = { 0 };
 	double exit_s = -1;	/* < 0: not measured (it ended by itself, or outlived SIGINT) */
 	int err;
@@ -366,6 +404,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	if (w.pgid > 0) {
 		err = err ?: warm_loop(&w, &ids);
 		out->seconds = now_s() - w.t0;
+		err_relay(&w);	/* all of it, up to our SIGINT */
 		if (!w.reaped) {
 			exit_s = measure_exit(w.pgid);
 			w.reaped = exit_s >= 0;
@@ -388,6 +427,8 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 			strcpy(out->exit_from, "sigint");
 	}
 free_w:
+	if (w.err_fd >= 0)
+		close(w.err_fd);
 	free(w.s);
 	free(w.scans);
 	free(ids.id);

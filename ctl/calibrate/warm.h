@@ -29,6 +29,13 @@ struct warm_run {
 	uint32_t job;			/* the tracker's job */
 	pid_t pgid;
 	bool reaped;
+	/*
+	 * The job's stderr: an unlinked O_APPEND file, relayed to ours as it
+	 * grows, up to calibrate's SIGINT (what it prints then, a Python
+	 * KeyboardInterrupt traceback, is calibrate's doing, not the job's).
+	 */
+	int err_fd;			/* < 0: inherited */
+	off_t err_off;			/* relayed up to here */
 	double t0;			/* monotonic time of the release */
 	double first;			/* first dataset read, s after t0; < 0: none yet */
 	int first_scan;			/* the scan taken then */

@@ -12,7 +12,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=15
+N=16
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
@@ -124,7 +124,18 @@ ksft_diag "calibrate: $(jq -c '.instances[0] | {rate_bps, method: .warm_run.meth
 ksft_check "calibrate: the same files, its warm run measured by the tracker (rate > 0); its exit (SIGINT to its end; 6 epochs: not over within the warm run) measured, under 0.5 s for loadgen" \
 	test "$(jq -r '.instances[0] | .rate_bps > 0 and .warm_run.method == "tracker" and .warm_run.exit_measured and .exit_s > 0 and .exit_s < 0.5' "$tmp/p8.json" 2>/dev/null)" = true
 
-# 15: the report's evicted: a job that reads the dataset and then drops it
+# 15: the job's stderr reaches calibrate's as it runs, but not what it prints
+# when calibrate interrupts it to measure its exit (a Python job's
+# KeyboardInterrupt traceback): a shell job that says so in its SIGINT trap
+"$T" calibrate --dataset "$ds" --sample 4M --warm-time 2s -o "$tmp/p9.json" -- sh -c \
+	"echo job-before-sigint >&2; trap 'echo job-after-sigint >&2; kill \$p; exit 130' INT; $T loadgen $ds --epochs 6 --order seq --compute 20ms >/dev/null & p=\$!; wait \$p" \
+	>/dev/null 2>"$tmp/c9.err"
+ksft_diag "calibrate's stderr: $(tr '\n' '|' <"$tmp/c9.err" | cut -c1-300); exit $(jq -c '.instances[0] | [.exit_s, .warm_run.exit_measured]' "$tmp/p9.json" 2>/dev/null)"
+ksft_check "calibrate: the job's stderr before its SIGINT relayed, none after it; the exit measured" \
+	eval 'grep -q "^job-before-sigint$" "$tmp/c9.err" && ! grep -q job-after-sigint "$tmp/c9.err" &&
+	      test "$(jq -r ".instances[0].warm_run.exit_measured" "$tmp/p9.json")" = true'
+
+# 16: the report's evicted: a job that reads the dataset and then drops it
 # (POSIX_FADV_DONTNEED, as dd iflag=nocache does) evicted every page it loaded
 cold
 "$T" run --dataset "$ds" --report "$tmp/r9.json" -- sh -c \
