@@ -5,5 +5,17 @@
 
 /* remove every pin under DIR and DIR itself; detaches the programs */
 int tracker_unpin_all(const char *dir);
+/*
+ * A load pins everything in a staging directory next to DIR,
+ * "DIR-loading-PID" (bpffs refuses names with a dot), and renames it to DIR when done, so DIR is either
+ * absent or complete. Writes the staging path for this process.
+ */
+void tracker_staging_dir(const char *dir, char *buf, size_t len);
+/*
+ * What an interrupted load left: staging directories of processes that are
+ * gone, and DIR itself when it holds pins but no meta (a load by a version
+ * that pinned in place). Returns how many it removed.
+ */
+int tracker_remove_partial(const char *dir);
 
 #endif

@@ -347,8 +347,10 @@ static int pin_maps(struct tracker_bpf *skel, const char *dir)
 	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, pinned_maps[i]);
 
-		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
-		err = m ? bpf_map__pin(m, path) : -ENOENT;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]) >= (int)sizeof(path))
+			err = -ENAMETOOLONG;
+		else
+			err = m ? bpf_map__pin(m, path) : -ENOENT;
 		if (err) {
 			ctl_err("tracker: cannot pin map %s at %s: %s", pinned_maps[i],
 				path, strerror(-err));
@@ -370,6 +372,9 @@ static int attach_and_pin(struct tracker_bpf *skel, const char *dir)
 
 		if (!bpf_program__autoload(p))
 			continue;
+		if (snprintf(path, sizeof(path), "%s/link_%s", dir, bpf_program__name(p)) >=
+		    (int)sizeof(path))
+			return -ENAMETOOLONG;
 		link = bpf_program__attach(p);
 		if (!link) {
 			err = -errno;
@@ -377,7 +382,6 @@ static int attach_and_pin(struct tracker_bpf *skel, const char *dir)
 				bpf_program__section_name(p), strerror(-err));
 			return err;
 		}
-		snprintf(path, sizeof(path), "%s/link_%s", dir, bpf_program__name(p));
 		err = bpf_link__pin(link, path);
 		/* the pin holds the attachment; this process's fd can go */
 		bpf_link__destroy(link);
@@ -441,6 +445,7 @@ int tracker_load(const struct tracker_load_opts *o)
 	struct tandem_trk_meta meta = {};
 	struct tracker_bpf *skel;
 	const char *dir = tracker_dir();
+	char stage[PATH_MAX];
 	int err;
 
 	libbpf_set_print(o->verbose ? libbpf_verbose : libbpf_quiet);
@@ -463,23 +468,36 @@ int tracker_load(const struct tracker_load_opts *o)
 			err == -EPERM ? " (needs root; on kernels without memcg-accounted BPF memory, a higher RLIMIT_MEMLOCK)" : "");
 		goto err_destroy;
 	}
-	err = mkdir_p(dir);
+	if (tracker_remove_partial(dir))
+		ctl_err("tracker: removed what an interrupted load left at %s", dir);
+	/* pinned in a staging directory, renamed to DIR when complete */
+	tracker_staging_dir(dir, stage, sizeof(stage));
+	err = mkdir_p(stage);
 	if (err) {
-		ctl_err("tracker: cannot create %s: %s", dir, strerror(-err));
+		ctl_err("tracker: cannot create %s: %s", stage, strerror(-err));
 		goto err_destroy;
 	}
-	err = pin_maps(skel, dir);
+	err = pin_maps(skel, stage);
 	if (!err)
 		err = write_meta(skel, &meta);
 	if (!err)
-		err = attach_and_pin(skel, dir);
+		err = attach_and_pin(skel, stage);
+	if (!err && rename(stage, dir)) {
+		err = -errno;
+		if (err == -EEXIST || err == -ENOTEMPTY)
+			ctl_err("tracker: another load finished first at %s", dir);
+		else
+			ctl_err("tracker: cannot rename %s to %s: %s", stage, dir, strerror(-err));
+	}
 	if (err)
 		goto err_unpin;
 	tracker_bpf__destroy(skel);
 	return 0;
 
 err_unpin:
-	tracker_unpin_all(dir);
+	tracker_unpin_all(stage);
+	if (!strcmp(dir, TRACKER_DEFAULT_DIR))
+		rmdir(TRACKER_DEFAULT_PARENT);	/* load made it; it stays if not empty */
 err_destroy:
 	tracker_bpf__destroy(skel);
 	return err;

@@ -5,6 +5,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <libgen.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,12 +57,59 @@ int tracker_unpin_all(const char *dir)
 	return err;
 }
 
+void tracker_staging_dir(const char *dir, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-loading-%ld", dir, (long)getpid());
+}
+
+int tracker_remove_partial(const char *dir)
+{
+	char parent[PATH_MAX], base[NAME_MAX + 1], path[PATH_MAX], meta[PATH_MAX + 8];
+	struct dirent *de;
+	size_t blen;
+	int removed = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	snprintf(base, sizeof(base), "%s", basename(path));
+	snprintf(path, sizeof(path), "%s", dir);
+	snprintf(parent, sizeof(parent), "%s", dirname(path));
+	blen = strlen(base);
+	d = opendir(parent);
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, base, blen) || strncmp(de->d_name + blen, "-loading-", 9))
+			continue;
+		pid = strtol(de->d_name + blen + 9, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || !kill(pid, 0) || errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < (int)sizeof(path) &&
+		    !tracker_unpin_all(path))
+			removed++;
+	}
+	if (d)
+		closedir(d);
+	snprintf(meta, sizeof(meta), "%s/meta", dir);
+	if (!access(dir, F_OK) && access(meta, F_OK) && errno == ENOENT &&
+	    !tracker_unpin_all(dir))
+		removed++;
+	return removed;
+}
+
 int tracker_unload(void)
 {
 	int err;
 
-	if (!tracker_is_loaded())
+	if (!tracker_is_loaded()) {
+		if (tracker_remove_partial(tracker_dir())) {
+			ctl_err("tracker: removed what an interrupted load left at %s", tracker_dir());
+			return 0;
+		}
 		return -ENOENT;
+	}
+	tracker_remove_partial(tracker_dir());
 	err = tracker_unpin_all(tracker_dir());
 	if (err)
 		ctl_err("tracker: cannot remove %s: %s", tracker_dir(), strerror(-err));

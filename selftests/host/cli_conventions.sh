@@ -18,7 +18,13 @@ if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
 fi
 tmp=$(mktemp -d /tmp/tandem-cli-XXXXXX)
 export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-test-cli-$$
-trap '"$T" tracker unload >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+# the default directory's tracker, when the check below loaded it (killed
+# midway, it would stay loaded): unloaded on the way out, signals included
+default_loaded=
+trap '"$T" tracker unload >/dev/null 2>&1
+      [ -n "$default_loaded" ] && env -u TANDEM_TRACKER_DIR "$T" tracker unload >/dev/null 2>&1
+      rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
 
 # "OBJECT [VERB]" of every command: a verb is a lowercase word after the object
 "$T" --help >"$tmp/help" 2>"$tmp/help.err"
@@ -125,11 +131,13 @@ if [ -e /sys/fs/bpf/tandem ] || [ "$(id -u)" != 0 ]; then
 	ksft_skip "tracker unload (default directory): removes /sys/fs/bpf/tandem" \
 		"/sys/fs/bpf/tandem exists already, or not root"
 else
+	default_loaded=1
 	ksft_check "tracker unload (default directory): removes /sys/fs/bpf/tandem" \
 		sh -c "env -u TANDEM_TRACKER_DIR '$T' tracker load >/dev/null &&
 		       [ -e /sys/fs/bpf/tandem/tracker/meta ] &&
 		       env -u TANDEM_TRACKER_DIR '$T' tracker unload >/dev/null &&
 		       [ ! -e /sys/fs/bpf/tandem ]"
 	env -u TANDEM_TRACKER_DIR "$T" tracker unload >/dev/null 2>&1
+	default_loaded=
 fi
 ksft_finish

@@ -12,7 +12,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=16
+N=18
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
@@ -144,4 +144,21 @@ cold
 ksft_diag "read then dropped: $(jq -r '.instances[0] | "misses \(.misses) evicted \(.evicted)"' "$tmp/r9.json"); cached after $(cached)"
 ksft_check "run: a job that read the dataset and dropped it: evicted = misses = the dataset's pages" \
 	eval 'within "$(jq -r .instances[0].misses "$tmp/r9.json")" $P 1 && within "$(jq -r .instances[0].evicted "$tmp/r9.json")" $P 1'
+
+# 17-18: what an interrupted `tracker load` leaves (it pins in DIR-loading-PID
+# and renames that to DIR when complete): a staging directory of a process
+# that is gone, and, from a load that pinned in place, DIR without its meta
+"$T" tracker unload >/dev/null 2>&1
+sh -c 'exit 0' & dead=$!; wait $dead
+mkdir "$TANDEM_TRACKER_DIR-loading-$dead" "$TANDEM_TRACKER_DIR"
+"$T" tracker unload >"$tmp/u.out" 2>"$tmp/u.err"; rc=$?
+ksft_diag "unload of the partial state: rc $rc, $(cat "$tmp/u.err" "$tmp/u.out" | tr '\n' '|')"
+ksft_check "tracker unload: removes a partial pin directory and a dead load's staging directory, says so, exit 0" \
+	eval '[ $rc = 0 ] && [ ! -e "$TANDEM_TRACKER_DIR" ] && [ ! -e "$TANDEM_TRACKER_DIR-loading-$dead" ] &&
+	      grep -q "interrupted load" "$tmp/u.err"'
+mkdir "$TANDEM_TRACKER_DIR-loading-$dead"
+"$T" tracker load >/dev/null 2>&1; rc=$?
+ksft_check "tracker load: after a dead load's staging directory, loads (meta present) and removes it" \
+	eval '[ $rc = 0 ] && [ -e "$TANDEM_TRACKER_DIR/meta" ] && [ ! -e "$TANDEM_TRACKER_DIR-loading-$dead" ]'
+"$T" tracker unload >/dev/null 2>&1
 ksft_finish
