@@ -41,6 +41,7 @@ static const struct option model_opts[] = {
 	{ "bw", required_argument, NULL, 'B' },
 	{ "eta", required_argument, NULL, 'E' },
 	{ "cpus", required_argument, NULL, 'c' },
+	{ "cpu-contention", required_argument, NULL, 'o' },
 	{ "evict", required_argument, NULL, 'v' },
 	{ "warm", no_argument, NULL, 'w' },
 	{ "instance", required_argument, NULL, 'i' },
@@ -108,6 +109,11 @@ static int model_opt(struct model_cmd *c, int opt, const char *arg)
 	case 'B': ret = model_args_parse_bw(a, arg); break;
 	case 'E': ret = parse_double(arg, &a->eta); break;
 	case 'c': ret = parse_double(arg, &a->ncpu); break;
+	case 'o':
+		ret = parse_double(arg, &a->cpu_contention);
+		if (!ret && !(a->cpu_contention >= 0 && a->cpu_contention <= 10))
+			ret = -EINVAL;
+		break;
 	case 'v': ret = model_evict_parse(arg, (enum model_evict *)&a->evict); break;
 	case 'w': a->warm = true; break;
 	case 'i':
@@ -239,7 +245,7 @@ free_profile:
 TANDEM_CMD(model, "model", NULL, cmd_model_show,
 	   "[--profile FILE] [--instance SPEC]... [--instances N] [--dataset-size S] "
 	   "[--extents K] [--cache S] [--cxl-cache S] [--steer on|off] [--nosteer-fraction F] "
-	   "[--steer-dram-fraction F] [--bw B1[,B2]] [--eta E] [--cpus N] "
+	   "[--steer-dram-fraction F] [--bw B1[,B2]] [--eta E] [--cpus N] [--cpu-contention C] "
 	   "[--evict random|lru|2q] [--warm] [--grid LO:HI:STEP] [--search-grid G] [--no-search] "
 	   "[--min-gain F] [--plot FILE.svg|png] [--measured CSV]",
 	   "predicted makespan M(delta) over a grid of staggers and the best release vector")

@@ -112,6 +112,13 @@ struct model_sys {
 	double bw[MODEL_MAX_BW];	/* B(1..nbw), bytes/s; B(k>nbw) = B(nbw) */
 	int nbw;
 	double ncpu;		/* CPUs for preprocessing; 0 = unlimited */
+	/*
+	 * CPU contention: with j instances using the CPUs at once, each one's
+	 * CPU per byte (and per second of start-up) is 1 + c (j - 1) times
+	 * what it is alone (threads of co-located jobs stall one another:
+	 * intra-op barriers, cache, context switches). 0: none, as before.
+	 */
+	double cpu_contention;
 	enum model_evict evict;
 	bool warm;		/* whole dataset resident at t = 0 (as fits) */
 	uint64_t same_seed;	/* shuffle seed shared by SAME instances */
@@ -324,6 +331,7 @@ struct profile {
 	int nnodes;
 	struct profile_node nodes[PROFILE_MAX_NODES];
 	double ncpu;
+	double cpu_contention;		/* model_sys.cpu_contention, measured */
 	int ninst;
 	struct profile_inst inst[MODEL_MAX_INST];
 };
@@ -353,6 +361,7 @@ struct model_args {
 	int nbw;
 	double eta;			/* B(2) = eta * B(1) when > 0 */
 	double ncpu;			/* < 0: from the profile */
+	double cpu_contention;		/* < 0: from the profile */
 	int steer;			/* -1: on when there is a CXL node */
 	int evict;			/* -1: default */
 	bool warm;

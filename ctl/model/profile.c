@@ -289,6 +289,7 @@ static void save_doc(struct jw *w, const struct profile *p)
 	jw_obj_close(w);
 	jw_obj_open(w, "host");
 	jw_double(w, "cpus", p->ncpu);
+	jw_double(w, "cpu_contention", p->cpu_contention);
 	jw_obj_close(w);
 	jw_arr_open(w, "instances");
 	for (int i = 0; i < p->ninst; i++)
@@ -526,7 +527,7 @@ static int load_inst(const json_t *o, struct profile_inst *pi, int idx)
 static int load_doc(const json_t *doc, struct profile *p, char *err, size_t errlen)
 {
 	const json_t *insts = json_object_get(doc, "instances"), *c;
-	double version = 0, ncpu = 0;
+	double version = 0, ncpu = 0, contention = 0;
 	size_t i;
 	int ret;
 
@@ -546,6 +547,12 @@ static int load_doc(const json_t *doc, struct profile *p, char *err, size_t errl
 	}
 	load_num(json_object_get(doc, "host"), "cpus", &ncpu, false);
 	p->ncpu = ncpu;
+	load_num(json_object_get(doc, "host"), "cpu_contention", &contention, false);
+	if (!(contention >= 0) || contention > 10) {
+		snprintf(err, errlen, "host.cpu_contention %g: not in [0, 10]", contention);
+		return -EINVAL;
+	}
+	p->cpu_contention = contention;
 	json_array_foreach(insts, i, c) {
 		if (p->ninst == MODEL_MAX_INST)
 			break;
@@ -583,6 +590,7 @@ void model_args_init(struct model_args *a)
 	a->cache = -1;
 	a->cxl_cache = -1;
 	a->ncpu = -1;
+	a->cpu_contention = -1;
 	a->steer = -1;
 	a->evict = -1;
 	/*
@@ -677,6 +685,7 @@ static int build_sys(const struct model_args *a, const struct profile *p,
 		sys->nbw = 2;
 	}
 	sys->ncpu = a->ncpu >= 0 ? a->ncpu : p->ncpu;
+	sys->cpu_contention = a->cpu_contention >= 0 ? a->cpu_contention : p->cpu_contention;
 	sys->evict = a->evict >= 0 ? a->evict : MODEL_EVICT_RANDOM;
 	sys->warm = a->warm;
 	sys->extents = a->extents ? a->extents : default_extents(p->files);

@@ -356,6 +356,71 @@ TEST(cpu_shares_are_max_min_fair)
 	model_free(m);
 }
 
+/*
+ * CPU contention c = 0.2 (model_sys.cpu_contention), the case above: with
+ * both on the CPU each needs 1.2x its CPU per byte, A 0.3 CPU (6 s for 600
+ * MiB), B gets the other 0.7: 0.7 / 1.2 x 100 MiB/s = 58.3 MiB/s for 6 s (350
+ * MiB), then alone its own 1 CPU, 100 MiB/s for the last 250 MiB: 8.5 s.
+ */
+TEST(cpu_contention_inflates_the_cpu_of_co_running_jobs)
+{
+	struct model_sys sys = { .dataset = 600 * MiB, .extents = 600, .cache = 600 * MiB,
+				 .bw = { 50 * MiB }, .nbw = 1, .warm = true, .ncpu = 1,
+				 .cpu_contention = 0.2 };
+	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
+				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+	char err[160] = "";
+
+	in[0].cpu_per_byte = 0.25 / (100 * MiB);
+	in[1].cpu_per_byte = 1.0 / (100 * MiB);
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[0].end - 6.0), 0.01) TH_LOG("A ends at %.3f", r.inst[0].end);
+	EXPECT_LT(fabs(r.inst[1].end - 8.5), 0.01) TH_LOG("B ends at %.3f", r.inst[1].end);
+	model_free(m);
+	/* one job alone: no co-runner, no contention (600 MiB at 100 MiB/s) */
+	m = mk(&sys, &in[1], 1);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.inst[0].end - 6.0), 0.01) TH_LOG("B alone ends at %.3f", r.inst[0].end);
+	model_free(m);
+	m = NULL;
+	sys.cpu_contention = -0.1;
+	EXPECT_EQ(-EINVAL, model_new(&sys, in, 2, &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "contention"));
+	EXPECT_EQ(NULL, m);
+}
+
+/*
+ * Two CPU-bound jobs reading from storage (1 CPU, each needs a whole one at
+ * its 10 MiB/s): each runs at 5 MiB/s, 64 MiB in 12.8 s (+ the first
+ * extent's load, 0.01 s). The events used to come at the uncontended rate,
+ * too early by half each time: about 30 per extent, and the simulation
+ * failed with -EDEADLK past its event limit.
+ */
+TEST(cpu_bound_jobs_on_storage_take_few_events)
+{
+	struct model_sys sys = { .dataset = 64 * MiB, .extents = 64, .cache = 0,
+				 .bw = { 100 * MiB }, .nbw = 1, .ncpu = 1 };
+	struct model_inst in[2] = { job("A", 10 * MiB, 1, MODEL_ORDER_INDEP, 1),
+				    job("B", 10 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	double d[2] = { 0, 0 };
+	struct model_result r;
+	struct model *m;
+
+	in[0].cpu_per_byte = in[1].cpu_per_byte = 0.1 / MiB;
+	m = mk(&sys, in, 2);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &r));
+	EXPECT_LT(fabs(r.makespan - 12.81), 0.05) TH_LOG("M %.3f", r.makespan);
+	EXPECT_LT(r.events, 16 * 64 * 2) TH_LOG("%llu events", (unsigned long long)r.events);
+	model_free(m);
+}
+
 TEST(bad_input_is_rejected)
 {
 	struct model_sys sys = { .dataset = 600 * MiB, .cache = 0, .bw = { 50 * MiB }, .nbw = 1 };
