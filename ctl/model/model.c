@@ -162,29 +162,39 @@ static int check_input(const struct model_sys *sys, const struct model_inst *ins
 {
 	if (n < 1 || n > MODEL_MAX_INST)
 		return snprintf(err, errlen, "need 1 to %d instances", MODEL_MAX_INST), -EINVAL;
-	if (!(sys->dataset > 0) || !isfinite(sys->dataset))
-		return snprintf(err, errlen, "dataset size must be > 0"), -EINVAL;
-	if (!(sys->cache >= 0) || sys->nbw < 1 || sys->nbw > MODEL_MAX_BW)
-		return snprintf(err, errlen, "need a cache size >= 0 and B(1)"), -EINVAL;
+	if (!(sys->dataset > 0) || !(sys->dataset <= MODEL_MAX_BYTES))
+		return snprintf(err, errlen, "dataset size must be > 0 and at most 1 PB"), -EINVAL;
+	if (!(sys->cache >= 0) || !(sys->cache <= MODEL_MAX_BYTES) || sys->nbw < 1 ||
+	    sys->nbw > MODEL_MAX_BW)
+		return snprintf(err, errlen, "need a cache size of 0 to 1 PB and B(1)"), -EINVAL;
 	if (!(sys->cpu_contention >= 0) || sys->cpu_contention > 10)
 		return snprintf(err, errlen, "CPU contention must be in [0, 10]"), -EINVAL;
 	for (int k = 0; k < sys->nbw; k++)
-		if (!(sys->bw[k] > 0) || !isfinite(sys->bw[k]))
-			return snprintf(err, errlen, "B(%d) must be > 0", k + 1), -EINVAL;
+		if (!(sys->bw[k] >= MODEL_MIN_RATE) || !(sys->bw[k] <= MODEL_MAX_BYTES))
+			return snprintf(err, errlen, "B(%d) must be 1 B/s to 1 PB/s", k + 1), -EINVAL;
 	for (int i = 0; i < n; i++) {
-		if (!(inst[i].rate > 0) || !isfinite(inst[i].rate))
-			return snprintf(err, errlen, "instance %d: rate must be > 0", i), -EINVAL;
-		if (inst[i].cpu_per_byte < 0 || inst[i].window < 0 || inst[i].mem < 0 ||
-		    !(inst[i].cpu_task_per_byte >= 0) || !isfinite(inst[i].cpu_task_per_byte) ||
-		    inst[i].order > MODEL_ORDER_SEQ)
-			return snprintf(err, errlen, "instance %d: bad parameter", i), -EINVAL;
-		if (!(inst[i].startup >= 0) || !(inst[i].startup_cpu >= 0) ||
-		    !(inst[i].epoch_gap >= 0) || !(inst[i].streams >= 0) ||
-		    !(inst[i].exit >= 0) ||
-		    !isfinite(inst[i].startup + inst[i].startup_cpu + inst[i].epoch_gap +
-			      inst[i].streams + inst[i].exit))
-			return snprintf(err, errlen, "instance %d: start-up, gap, streams and exit "
-					"must be >= 0", i), -EINVAL;
+		const struct model_inst *in = &inst[i];
+
+		if (!(in->rate >= MODEL_MIN_RATE) || !(in->rate <= MODEL_MAX_BYTES))
+			return snprintf(err, errlen, "instance %d: rate must be 1 B/s to 1 PB/s", i),
+			       -EINVAL;
+		if (in->epochs > MODEL_MAX_EPOCHS)
+			return snprintf(err, errlen, "instance %d: at most %u epochs", i,
+					MODEL_MAX_EPOCHS), -EINVAL;
+		if (!(in->cpu_per_byte >= 0 && in->cpu_per_byte <= 1) ||
+		    !(in->cpu_task_per_byte >= 0 && in->cpu_task_per_byte <= 1) ||
+		    !(in->window >= 0 && in->window <= MODEL_MAX_BYTES) ||
+		    !(in->mem >= 0 && in->mem <= MODEL_MAX_BYTES) || in->order > MODEL_ORDER_SEQ)
+			return snprintf(err, errlen, "instance %d: bad parameter (CPU per byte 0 to 1 s, "
+					"window and memory 0 to 1 PB)", i), -EINVAL;
+		if (!(in->startup >= 0 && in->startup <= MODEL_MAX_SECONDS) ||
+		    !(in->startup_cpu >= 0 && in->startup_cpu <= MODEL_MAX_SECONDS) ||
+		    !(in->epoch_gap >= 0 && in->epoch_gap <= MODEL_MAX_SECONDS) ||
+		    !(in->exit >= 0 && in->exit <= MODEL_MAX_SECONDS) ||
+		    !(in->streams >= 0 && in->streams <= 4096))
+			return snprintf(err, errlen, "instance %d: start-up, its CPU, gap and exit must "
+					"be 0 to %.0e s, streams 0 to 4096", i, MODEL_MAX_SECONDS),
+			       -EINVAL;
 	}
 	return 0;
 }

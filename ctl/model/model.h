@@ -30,6 +30,16 @@
 #define MODEL_MAX_BW	8
 #define MODEL_NAME_LEN	32
 #define MODEL_GRAPH_LEN	256	/* graph= paths, with the NUL */
+/*
+ * What model_new() accepts: sizes and rates up to 1 PB (per second), rates
+ * from 1 B/s, durations up to 1e7 s, 10000 epochs (the simulation's cost
+ * grows with epochs x extents where the dataset does not fit: 1000 epochs of
+ * 1024 extents took a 10 s search here).
+ */
+#define MODEL_MAX_BYTES		1e15
+#define MODEL_MIN_RATE		1.0
+#define MODEL_MAX_SECONDS	1e7
+#define MODEL_MAX_EPOCHS	10000u
 
 enum model_order {
 	MODEL_ORDER_INDEP,	/* own shuffle per epoch, seeded per instance */

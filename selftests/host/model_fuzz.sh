@@ -4,16 +4,20 @@
 # 1 to 4 instances with every real-job term, CPU sharing and contention,
 # every eviction policy, warm or cold, caches from none to all of the
 # dataset. Each must give a grid and a best vector with finite makespans,
-# exit 0, and nothing on stderr. Before feb15a7 about one input in seven with
+# exit 0, and nothing on stderr. Then a committed profile with one to three
+# of its values replaced by absurd ones (negative, 1e-300, 1e308, a string,
+# null, missing): each is a result with finite makespans or a one-line
+# error (exit 1 or 2), never a crash, a hang or "simulation failed". Before feb15a7 about one input in seven with
 # CPU sharing failed with "simulation failed (Resource deadlock avoided)".
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 N=${MODEL_FUZZ_INPUTS:-500}
-ksft_plan 1
+ksft_plan 2
 if [ ! -x "$T" ] || ! command -v python3 >/dev/null; then
 	ksft_skip "model on $N random inputs" "needs $T and python3"
+	ksft_skip "model on mutated profiles" "needs $T and python3"
 	ksft_finish
 fi
 out=$(python3 - "$T" "$N" 20261204 <<'PY'
@@ -69,5 +73,54 @@ PY
 nbad=$(echo "$out" | head -n 1)
 echo "$out" | tail -n +2 | sed 's/^/# /'
 ksft_check "model on $N random inputs (seed 20261204): all give finite makespans, exit 0, no error" \
+	test "$nbad" = 0
+prof=$top/bench/realjobs/profiles-2026-12-03/prof-three.json
+out=$(python3 - "$T" "$prof" 20261204 <<'PY'
+import copy, json, math, random, subprocess, sys, tempfile
+T, base = sys.argv[1], json.load(open(sys.argv[2]))
+random.seed(int(sys.argv[3]))
+leaves = []
+def walk(o, p):
+    for k, v in (o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()):
+        (walk(v, p + [k]) if isinstance(v, (dict, list)) else leaves.append(p + [k]))
+walk(base, [])
+vals = [-1, 0, 1e308, -1e308, 1e-300, "x", None, True, [], {}, 2 ** 64, 0.5, 1e12]
+bad = []
+with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+    for it in range(300):
+        d = copy.deepcopy(base)
+        for _ in range(random.randint(1, 3)):
+            p = random.choice(leaves)
+            o = d
+            for k in p[:-1]:
+                o = o[k]
+            if random.random() < 0.15 and isinstance(o, dict):
+                o.pop(p[-1], None)
+            else:
+                o[p[-1]] = random.choice(vals)
+        f.seek(0); f.truncate(); f.write(json.dumps(d)); f.flush()
+        try:
+            r = subprocess.run([T, "-j", "model", "--profile", f.name], capture_output=True,
+                               text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            bad.append("over 60 s: " + json.dumps(d)[:200]); continue
+        why = None
+        if r.returncode == 0:
+            g = json.loads(r.stdout)
+            if not all(math.isfinite(x["makespan_s"]) for x in g["grid"]):
+                why = "a makespan not finite"
+        elif r.returncode not in (1, 2) or "simulation failed" in r.stderr or \
+                len(r.stderr.strip().splitlines()) != 1:
+            why = f"exit {r.returncode}: {r.stderr.strip()[:160]}"
+        if why:
+            bad.append(why)
+print(len(bad))
+for b in bad[:5]:
+    print(b)
+PY
+)
+nbad=$(echo "$out" | head -n 1)
+echo "$out" | tail -n +2 | sed 's/^/# /'
+ksft_check "model on 300 mutated profiles: a result or a one-line error, never 'simulation failed'" \
 	test "$nbad" = 0
 ksft_finish

@@ -430,7 +430,28 @@ TEST(bad_input_is_rejected)
 
 	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "rate"));
+	/* absurd values a profile may carry are refused, not simulated */
+	in.rate = 1e-300;
+	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "rate must be 1 B/s"));
 	in.rate = MiB;
+	in.epochs = MODEL_MAX_EPOCHS + 1;
+	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "epochs"));
+	in.epochs = 1;
+	in.exit = 1e308;
+	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "exit"));
+	in.exit = 0;
+	sys.dataset = 1e308;
+	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "1 PB"));
+	sys.dataset = 600 * MiB;
+	sys.bw[0] = 1e-300;
+	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "B(1)"));
+	sys.bw[0] = 50 * MiB;
+	EXPECT_EQ(NULL, m);
 	sys.nbw = 0;
 	EXPECT_EQ(-EINVAL, model_new(&sys, &in, 1, &m, err, sizeof(err)));
 	EXPECT_EQ(NULL, m);
