@@ -89,6 +89,16 @@ static const char *const pinned_maps[] = {
 	"global", "meta", "filter",
 };
 
+bool tracker_pin_name_ours(const char *name)
+{
+	if (!strncmp(name, "link_", 5))
+		return true;
+	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+		if (!strcmp(name, pinned_maps[i]))
+			return true;
+	return false;
+}
+
 struct probe_env {
 	struct btf *vmlinux;
 	int fentry_ok;		/* -1 unknown, 0 no, 1 yes */

@@ -62,6 +62,22 @@ void tracker_staging_dir(const char *dir, char *buf, size_t len)
 	snprintf(buf, len, "%s-loading-%ld", dir, (long)getpid());
 }
 
+/* DIR holds only what a load pins (or nothing) */
+static bool only_our_pins(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	bool ours = d != NULL;
+
+	while (ours && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    !tracker_pin_name_ours(de->d_name))
+			ours = false;
+	if (d)
+		closedir(d);
+	return ours;
+}
+
 int tracker_remove_partial(const char *dir)
 {
 	char parent[PATH_MAX], base[NAME_MAX + 1], path[PATH_MAX], meta[PATH_MAX + 8];
@@ -86,13 +102,13 @@ int tracker_remove_partial(const char *dir)
 		if (*end || pid <= 0 || pid == getpid() || !kill(pid, 0) || errno != ESRCH)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < (int)sizeof(path) &&
-		    !tracker_unpin_all(path))
+		    only_our_pins(path) && !tracker_unpin_all(path))
 			removed++;
 	}
 	if (d)
 		closedir(d);
 	snprintf(meta, sizeof(meta), "%s/meta", dir);
-	if (!access(dir, F_OK) && access(meta, F_OK) && errno == ENOENT &&
+	if (!access(dir, F_OK) && access(meta, F_OK) && errno == ENOENT && only_our_pins(dir) &&
 	    !tracker_unpin_all(dir))
 		removed++;
 	return removed;

@@ -12,7 +12,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=18
+N=19
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
@@ -161,4 +161,15 @@ mkdir "$TANDEM_TRACKER_DIR-loading-$dead"
 ksft_check "tracker load: after a dead load's staging directory, loads (meta present) and removes it" \
 	eval '[ $rc = 0 ] && [ -e "$TANDEM_TRACKER_DIR/meta" ] && [ ! -e "$TANDEM_TRACKER_DIR-loading-$dead" ]'
 "$T" tracker unload >/dev/null 2>&1
+# 19: a pin directory without meta that holds a pin a load does not make
+# (TANDEM_TRACKER_DIR set to a directory of other pins) is not touched: a
+# map pinned as 'foreign' there (moved from a second tracker's pins)
+src=$TANDEM_TRACKER_DIR-src
+TANDEM_TRACKER_DIR=$src "$T" tracker load >/dev/null 2>&1
+mkdir -p "$TANDEM_TRACKER_DIR" && mv "$src/files" "$TANDEM_TRACKER_DIR/foreign"
+TANDEM_TRACKER_DIR=$src "$T" tracker unload >/dev/null 2>&1
+"$T" tracker unload >/dev/null 2>&1; rc=$?
+ksft_check "tracker unload: a meta-less directory holding another pin is left alone (exit non-zero: not loaded)" \
+	eval '[ $rc != 0 ] && [ -e "$TANDEM_TRACKER_DIR/foreign" ]'
+rm -f "$TANDEM_TRACKER_DIR/foreign"; rmdir "$TANDEM_TRACKER_DIR" "$src" 2>/dev/null
 ksft_finish
