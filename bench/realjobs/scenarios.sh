@@ -9,7 +9,9 @@
 #
 #   bench/realjobs/scenarios.sh [--reps N] [--scenarios "same2 differ2 three"]
 #   (GRID="0 12" for other staggers; PROFILES=DIR to take DIR/prof-SCENARIO.json
-#   instead of calibrating)
+#   instead of calibrating; RECAL=1 to calibrate each scenario again before each
+#   repetition's grid, into prof-SCENARIO-rREP.json, so the runs meet a
+#   calibration made minutes before them, as a user's runs do)
 #   python3 bench/realjobs/scenarios.py [OUT/scenarios.jsonl]     the tables
 #   bash bench/realjobs/measure.sh down     afterwards: the store and the tracker
 #                                           the runs loaded stay until then (a
@@ -53,29 +55,37 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 qemus() { pgrep -c qemu-system || true; }
 
 bash "$here/measure.sh" setup >/dev/null
+calibrate() { # $1 scenario, $2 profile path
+	echo "# $1: calibrate -> $2"
+	# shellcheck disable=SC2046
+	q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' calibrate --dataset '$ds' --sample 0 --warm-time 30s --warm-runs 3 \
+		-o '$2' $(insts_of "$1") -- $(jobs_of "$1") >'$2.out' 2>&1" ||
+		{ tail -n 20 "$2.out"; exit 1; }
+}
 for s in $scenarios; do
 	jobs_of "$s" >/dev/null
 	if [ -n "${PROFILES:-}" ]; then	# calibrated before: PROFILES/prof-SCENARIO.json
 		cp "$PROFILES/prof-$s.json" "$OUT/prof-$s.json"
 		echo "# $s: profile $PROFILES/prof-$s.json"
-		continue
+	elif [ -z "${RECAL:-}" ]; then
+		calibrate "$s" "$OUT/prof-$s.json"
 	fi
-	echo "# $s: calibrate"
-	# shellcheck disable=SC2046
-	q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' calibrate --dataset '$ds' --sample 0 --warm-time 30s --warm-runs 3 \
-		-o '$OUT/prof-$s.json' $(insts_of "$s") -- $(jobs_of "$s") >'$OUT/calibrate-$s.out' 2>&1" ||
-		{ tail -n 20 "$OUT/calibrate-$s.out"; exit 1; }
 done
 for rep in $(seq "$reps"); do
 	for s in $scenarios; do
+		prof=$OUT/prof-$s.json
+		if [ -n "${RECAL:-}" ] && [ -z "${PROFILES:-}" ]; then
+			prof=$OUT/prof-$s-r$rep.json
+			calibrate "$s" "$prof"
+		fi
 		for st in $GRID; do
 			l0=$(load) v0=$(qemus) p0=$(q "$(declare -f probe); probe")
 			q "'$LS' drop '$NAME' && '$LS' exec '$NAME' -- '$T' run --dataset '$ds' \
-				--profile '$OUT/prof-$s.json' --stagger '$st' --no-register --report '$OUT/run.json' \
+				--profile '$prof' --stagger '$st' --no-register --report '$OUT/run.json' \
 				-- $(jobs_of "$s") >'$OUT/run.out' 2>&1" || { tail -n 20 "$OUT/run.out"; exit 1; }
 			jq -c --arg s "$s" --arg st "$st" --argjson rep "$rep" --arg l0 "$l0" --arg l1 "$(load)" \
-				--argjson vms "$v0" --argjson probe "$p0" \
-				'{scenario: $s, stagger: $st, rep: $rep, load_before: $l0, load_after: $l1, qemu: $vms,
+				--argjson vms "$v0" --argjson probe "$p0" --arg prof "${prof##*/}" \
+				'{scenario: $s, stagger: $st, rep: $rep, profile: $prof, load_before: $l0, load_after: $l1, qemu: $vms,
 				  probe_s: $probe, time: (now | todate), predicted: .predicted_makespan_s, measured: .measured_makespan_s,
 				  search: .search,
 				  inst: [.instances[] | {name, requested_s, start_s, end_s, predicted_end_s,
