@@ -5,7 +5,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <libgen.h>
 #include <signal.h>
 #include <limits.h>
 #include <stdio.h>
@@ -80,17 +79,18 @@ static bool only_our_pins(const char *dir)
 
 int tracker_remove_partial(const char *dir)
 {
-	char parent[PATH_MAX], base[NAME_MAX + 1], path[PATH_MAX], meta[PATH_MAX + 8];
+	const char *slash = strrchr(dir, '/');
+	const char *base = slash ? slash + 1 : dir;
+	char parent[PATH_MAX], path[PATH_MAX], meta[PATH_MAX + 8];
+	size_t blen = strlen(base);
 	struct dirent *de;
-	size_t blen;
 	int removed = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s", dir);
-	snprintf(base, sizeof(base), "%s", basename(path));
-	snprintf(path, sizeof(path), "%s", dir);
-	snprintf(parent, sizeof(parent), "%s", dirname(path));
-	blen = strlen(base);
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", slash == dir ? 1 : (int)(slash - dir), dir);
 	d = opendir(parent);
 	while (d && (de = readdir(d))) {
 		char *end;
@@ -116,16 +116,14 @@ int tracker_remove_partial(const char *dir)
 
 int tracker_unload(void)
 {
-	int err;
+	int removed = tracker_remove_partial(tracker_dir()), err;
 
 	if (!tracker_is_loaded()) {
-		if (tracker_remove_partial(tracker_dir())) {
-			ctl_err("tracker: removed what an interrupted load left at %s", tracker_dir());
-			return 0;
-		}
-		return -ENOENT;
+		if (!removed)
+			return -ENOENT;
+		ctl_err("tracker: removed what an interrupted load left at %s", tracker_dir());
+		return 0;
 	}
-	tracker_remove_partial(tracker_dir());
 	err = tracker_unpin_all(tracker_dir());
 	if (err)
 		ctl_err("tracker: cannot remove %s: %s", tracker_dir(), strerror(-err));

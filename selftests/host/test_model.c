@@ -336,18 +336,26 @@ TEST(design_table_qualitative)
  * need 1 CPU and gets the other 0.75: 75 MiB/s for 6 s (450 MiB), then the
  * whole CPU, 100 MiB/s for the last 150 MiB: 7.5 s.
  */
+static void cpu_case(struct model_sys *sys, struct model_inst in[2], double contention)
+{
+	*sys = (struct model_sys){ .dataset = 600 * MiB, .extents = 600, .cache = 600 * MiB,
+				   .bw = { 50 * MiB }, .nbw = 1, .warm = true, .ncpu = 1,
+				   .cpu_contention = contention };
+	in[0] = job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1);
+	in[1] = job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2);
+	in[0].cpu_per_byte = 0.25 / (100 * MiB);
+	in[1].cpu_per_byte = 1.0 / (100 * MiB);
+}
+
 TEST(cpu_shares_are_max_min_fair)
 {
-	struct model_sys sys = { .dataset = 600 * MiB, .extents = 600, .cache = 600 * MiB,
-				 .bw = { 50 * MiB }, .nbw = 1, .warm = true, .ncpu = 1 };
-	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
-				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	struct model_sys sys;
+	struct model_inst in[2];
 	double d[2] = { 0, 0 };
 	struct model_result r;
 	struct model *m;
 
-	in[0].cpu_per_byte = 0.25 / (100 * MiB);
-	in[1].cpu_per_byte = 1.0 / (100 * MiB);
+	cpu_case(&sys, in, 0);
 	m = mk(&sys, in, 2);
 	ASSERT_NE(NULL, m);
 	ASSERT_EQ(0, model_eval(m, d, &r));
@@ -364,18 +372,14 @@ TEST(cpu_shares_are_max_min_fair)
  */
 TEST(cpu_contention_inflates_the_cpu_of_co_running_jobs)
 {
-	struct model_sys sys = { .dataset = 600 * MiB, .extents = 600, .cache = 600 * MiB,
-				 .bw = { 50 * MiB }, .nbw = 1, .warm = true, .ncpu = 1,
-				 .cpu_contention = 0.2 };
-	struct model_inst in[2] = { job("A", 100 * MiB, 1, MODEL_ORDER_INDEP, 1),
-				    job("B", 100 * MiB, 1, MODEL_ORDER_INDEP, 2) };
+	struct model_sys sys;
+	struct model_inst in[2];
 	double d[2] = { 0, 0 };
 	struct model_result r;
 	struct model *m;
 	char err[160] = "";
 
-	in[0].cpu_per_byte = 0.25 / (100 * MiB);
-	in[1].cpu_per_byte = 1.0 / (100 * MiB);
+	cpu_case(&sys, in, 0.2);
 	m = mk(&sys, in, 2);
 	ASSERT_NE(NULL, m);
 	ASSERT_EQ(0, model_eval(m, d, &r));
