@@ -115,22 +115,27 @@ static __always_inline __u64 map_extent(struct access_ctx *ac, struct tandem_trk
 					__u64 head, __u64 a, __u64 b)
 {
 	struct tandem_trk_page *blk;
-	__u64 key;
-	__u32 s = 1;
+	__u64 key, nr = e->nr, m;
+	__u32 s;
 
 	if (e->mapper == ac->mapper)
 		return b;
-	if (a == head && b == head + e->nr - 1) {
+	if (a == head && b == head + nr - 1) {
 		e->mapper = ac->mapper;
 		count_extent(ac, e, head, a, b);
 		return b;
 	}
-#pragma unroll
-	for (int k = EXT_ORDERS - 1; k > 0; k--) {
-		if (s == 1 && (1U << k) < e->nr && !(a & ((1ULL << k) - 1)) &&
-		    a + (1ULL << k) - 1 <= b)
-			s = 1U << k;
-	}
+	/*
+	 * The largest 2^k, k < EXT_ORDERS, with 2^k < nr, A aligned to it and
+	 * A + 2^k - 1 <= B (1 when none): the smallest of four powers of two,
+	 * which is the lowest bit of their OR. Without a branch: a compare per
+	 * order in the mmap path's callback took more than the verifier's 1M
+	 * instructions on 6.18.
+	 */
+	m = (a & (0 - a)) | floor_pow2(b - a + 1) | floor_pow2(nr - 1) |
+	    ((nr - 2) >> 63) | (1ULL << (EXT_ORDERS - 1));
+	barrier_var(m);
+	s = m & (0 - m);
 	carve(ac->base, head, a, s, e, ac->file_id, true);
 	key = ac->base | a;
 	blk = bpf_map_lookup_elem(&pages, &key);

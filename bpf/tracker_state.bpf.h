@@ -85,6 +85,18 @@ static __always_inline __u32 popcount64(__u64 x)
 	return (x * 0x0101010101010101ULL) >> 56;
 }
 
+/* the largest power of two <= X (0 for 0), without a branch */
+static __always_inline __u64 floor_pow2(__u64 x)
+{
+	x |= x >> 1;
+	x |= x >> 2;
+	x |= x >> 4;
+	x |= x >> 8;
+	x |= x >> 16;
+	x |= x >> 32;
+	return x - (x >> 1);
+}
+
 /* extent sizes FILE_ID has had; all of them when unknown */
 static __always_inline __u32 file_orders(__u32 file_id)
 {
