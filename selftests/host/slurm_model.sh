@@ -86,7 +86,7 @@ fail_all() {
 
 # the store, two datasets on it, and the measured profile of the first
 "$LS" up --size 128 --bps ${CAP}M --dir "$tmp/mnt" --name "$STORE" >"$tmp/ls.out" 2>&1 ||
-	fail_all "loopstore: $(tail -3 "$tmp/ls.out")"
+	fail_all "loopstore: $(tail -n 3 "$tmp/ls.out")"
 DS=$tmp/mnt/ds DS2=$tmp/mnt/ds2
 "$T" loadgen gen "$DS" --files 48 --size 1M >/dev/null && "$T" loadgen gen "$DS2" --files 32 --size 1M >/dev/null ||
 	fail_all "loadgen gen failed"
@@ -96,7 +96,7 @@ LGARGS="--epochs 1 --threads 2 --queue 4 --batch 1 --compute 25ms"
 JOBCMD="$tmp/tandemctl loadgen $DS $LGARGS"
 "$LS" drop "$STORE"
 "$LS" exec "$STORE" -- "$T" calibrate --dataset "$DS" --sample 12M --readers 2 --warm-time 3 \
-	-o "$tmp/profiles/ds.json" -- $JOBCMD >"$tmp/cal.out" 2>&1 || fail_all "calibrate: $(tail -3 "$tmp/cal.out")"
+	-o "$tmp/profiles/ds.json" -- $JOBCMD >"$tmp/cal.out" 2>&1 || fail_all "calibrate: $(tail -n 3 "$tmp/cal.out")"
 ksft_diag "profile: $(grep -E 'B\(1\)|instance' "$tmp/cal.out" | tr '\n' ' ')"
 # the second dataset's profile: the same, on a store that would lose bandwidth
 jq --arg p "$(realpath "$DS2")" --argjson b "$(jq '.storage.bandwidth_bps[0]' "$tmp/profiles/ds.json")" \
@@ -118,7 +118,7 @@ echo $BASHPID >"$("$LS" path "$STORE")/cgroup.procs"
 slurm_rig_start "$tmp" "$tmp/plugstack.conf"
 rig=$?
 echo $BASHPID >/sys/fs/cgroup/blkio/cgroup.procs
-[ $rig -eq 0 ] && start_agent || fail_all "rig or agent did not start: $(tail -3 "$tmp"/slurmd.log "$tmp/agent.err" 2>&1)"
+[ $rig -eq 0 ] && start_agent || fail_all "rig or agent did not start: $(tail -n 3 "$tmp"/slurmd.log "$tmp/agent.err" 2>&1)"
 
 # the job reads $DSDIR (sbatch passes the environment on)
 JOB='echo start $(date +%s.%N); '"$tmp/tandemctl"' loadgen $DSDIR '"$LGARGS"' >/dev/null; echo end $(date +%s.%N)'

@@ -74,7 +74,7 @@ start_agent() {
 }
 
 if ! slurm_rig_start "$tmp" "$tmp/plugstack.conf" || ! start_agent; then
-	ksft_diag "rig or agent did not start: $(tail -3 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp/agent.err" 2>&1)"
+	ksft_diag "rig or agent did not start: $(tail -n 3 "$tmp"/slurmctld.log "$tmp"/slurmd.log "$tmp/agent.err" 2>&1)"
 	for i in $(seq $NTESTS); do ksft_fail "slurm $i (no rig)"; done
 	ksft_finish
 fi
