@@ -92,3 +92,18 @@ $(PRED_TEST_BINS): $(B)/selftests/host/%: selftests/host/%.c $(PRED_ASAN_LIB) $(
 	$(CC) $(CFLAGS) -Wno-sign-compare -Wno-unused-parameter $(SANFLAGS) $(PRED_CFLAGS) \
 		$(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
 		$(PRED_ASAN_LIB) $(PRED_LDLIBS)
+
+# The GPU checks' kit (predictor/tools/gpu_check.sh): tandemctl and
+# test_predict_golden without sanitizers (a GPU machine has no libasan), with
+# the shared libraries they need beside them (glibc excepted).
+GPU_KIT := $(B)/gpu-kit
+.PHONY: gpu-kit
+gpu-kit: $(B)/tandemctl $(PRED_LIB) $(KSFT_DIR)/.stamp
+	@mkdir -p $(GPU_KIT)/lib
+	$(CC) $(CFLAGS) -Wno-sign-compare -Wno-unused-parameter $(PRED_CFLAGS) $(KSFT_CFLAGS) \
+		-Iselftests/lib -o $(GPU_KIT)/test_predict_golden selftests/host/test_predict_golden.c \
+		$(PRED_LIB) $(PRED_LDLIBS)
+	cp $(B)/tandemctl $(GPU_KIT)/
+	ldd $(GPU_KIT)/tandemctl $(GPU_KIT)/test_predict_golden | \
+		awk '$$3 ~ /^\// && $$1 !~ /^(libc|libm|libpthread|libdl|librt|ld-linux)[.-]/ {print $$3}' | \
+		sort -u | xargs -r cp -L -t $(GPU_KIT)/lib

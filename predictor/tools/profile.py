@@ -34,10 +34,12 @@ jobs off the machine while it measures).
 """
 import argparse
 import ctypes
+import inspect
 import io
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,12 +48,16 @@ import warnings
 
 warnings.filterwarnings("ignore")
 
+# this file is named like the standard library's profile module, which newer
+# torch imports (through cProfile): keep its folder off the front of the path
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE] + [HERE]
+
 import onnx  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torchvision  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import archs  # noqa: E402
 
 WARMUP = 2
@@ -96,6 +102,8 @@ def export_onnx(model, path, res, infer_shapes, opset, device):
     kw = {"opset_version": opset} if opset else {}
     if infer_shapes:  # the 32x32 set as committed
         kw.update(do_constant_folding=False, input_names=["input"], output_names=["logits"])
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw["dynamo"] = False  # the traced graph, as torch < 2.9 exports by default
     torch.onnx.export(model, x, buf, training=torch.onnx.TrainingMode.TRAINING,
                       export_params=False, **kw)
     proto = onnx.load_from_string(buf.getvalue())
@@ -145,7 +153,7 @@ def time_batch(model, opt, batch, res, classes, device):
 def cuda_attr(attr):
     """cudaDeviceGetAttribute of device 0 through the CUDA runtime torch
     loaded (0 when it cannot be found): torch 1.13 does not expose clocks."""
-    for lib in ("libcudart.so", "libcudart.so.12", "libcudart.so.11.0"):
+    for lib in ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"):
         try:
             rt = ctypes.CDLL(lib)
         except OSError:
@@ -194,11 +202,11 @@ def header_lines(st, device):
         "# python %s; torch %s; torchvision %s; onnx %s" % (
             platform.python_version(), torch.__version__, torchvision.__version__,
             onnx.__version__),
-        "# torch threads 1; input %s; %d classes; SGD momentum 0.9; warm-up %d; "
+        "# torch threads 1; input %s; %d classes; batches %s; SGD momentum 0.9; warm-up %d; "
         "median of %d (1 and 3 when an iteration takes > %.1f s); batches beyond the first %d "
         "skipped once an iteration exceeds %.1f s, any beyond %.1f s; none after an iteration "
         "over %.1f s" % (
-            res, st.classes, WARMUP, REPS, SLOW_S, st.min_batches, st.max_iter_s,
+            res, st.classes, ",".join(map(str, st.batches)), WARMUP, REPS, SLOW_S, st.min_batches, st.max_iter_s,
             st.hard_max_s, st.next_max_s / 2),
         "# time_*_s: %s per iteration; wall_median_s: wall time" % (
             "wall time between CUDA synchronisations" if device == "cuda" else
@@ -228,8 +236,15 @@ def profile_arch(entry, st, args, csv):
     torch.manual_seed(0)
     model = build(st.classes).to(args.device)
     rel = "onnx/%s.onnx" % name
-    export_onnx(model, os.path.join(args.out, rel), res, args.infer_shapes, args.opset,
-                args.device)
+    try:
+        export_onnx(model, os.path.join(args.out, rel), res, args.infer_shapes, args.opset,
+                    args.device)
+    except Exception as e:  # this torch cannot export it: the same graph from --graphs
+        if not args.graphs or not os.path.exists(os.path.join(args.graphs, rel)):
+            raise
+        print("%s: export failed (%s); graph from %s" % (name, str(e)[:120], args.graphs))
+        shutil.copyfile(os.path.join(args.graphs, rel), os.path.join(args.out, rel))
+        model.train()
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     rows = []
@@ -347,6 +362,7 @@ def run_each(todo, args):
           "--device", args.device]
     me += ["--infer-shapes"] if args.infer_shapes else []
     me += ["--opset", str(args.opset)] if args.opset else []
+    me += ["--batches", args.batches] if args.batches else []
     todo = [t for t in todo]
     done = done_archs(os.path.join(args.out, "runs.csv"))
     for name, _, _, _ in todo:
@@ -370,6 +386,10 @@ def main():
                     help="store ONNX shape inference results (the 32x32 set as committed)")
     ap.add_argument("--opset", type=int, default=0, help="ONNX opset (default: torch's)")
     ap.add_argument("--budget-min", type=float, default=80.0)
+    ap.add_argument("--graphs", metavar="DIR", help="where an export fails, take the "
+                    "architecture's graph from DIR/onnx/ (a set exported elsewhere)")
+    ap.add_argument("--batches", help="comma-separated batch sizes instead of the set's "
+                    "(a GPU is launch-bound at the CPU set's 1-8)")
     ap.add_argument("--only", help="comma-separated architecture names")
     ap.add_argument("--list", action="store_true", help="print the set's architectures")
     ap.add_argument("--mix", action="store_true", help="order the set round-robin by family "
@@ -385,6 +405,8 @@ def main():
                     help="re-export the ONNX graphs of the listed architectures, no timing")
     args = ap.parse_args()
     st = Settings(args.res)
+    if args.batches:
+        st.batches = [int(b) for b in args.batches.split(",")]
     todo = archs.arch_set(args.res)
     if args.only:
         keep = set(args.only.split(","))
