@@ -9,15 +9,16 @@
 # 224x224 built-in model was not trained on, predicted within the documented
 # error by that model;
 # calibrate taking an instance's rate from its graph (graph=, batch=) with no
-# run of the job, and run's report saying so.
+# run of the job, and run's report saying so; graphs exported by a newer torch
+# (2.11, on a GPU node) import as torch 1.13's exports of the same networks.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 D=$top/predictor/data
-ksft_plan 19
+ksft_plan 21
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 19); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	for i in $(seq 21); do ksft_skip "predict cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
@@ -157,4 +158,38 @@ ksft_check "run --profile: the report's rate_source is the profile's (predictor)
 rc=$?
 ksft_check "model/run --instance graph=: refused, graph= is calibrate's" \
 	sh -c "[ $rc -ne 0 ] && grep -q \"graph= is calibrate's\" err4.txt"
+# 20-21: predictor/data/h200-2026-12-04/onnx/ was exported by torch 2.11 (opset
+# 20) on a GPU node, r224-2026-12-03/onnx/ by this machine's torch 1.13 (opset
+# 14), from the same builders and seed: every network in both has the same
+# parameters and FLOPs per sample, all shapes known and no warning; the GHN-2
+# graph is the same where the new export has no LayerNormalization (torch 1.13
+# spells it out in primitives, opset 17+ keeps it as one op: an ln node); the
+# only warning either gets is about op types the model was not trained on
+N=$D/h200-2026-12-04/onnx O=$D/r224-2026-12-03/onnx
+both=0 stats_bad=0 same=0 graph_bad=0
+# the only warning allowed: op types the built-in model never saw (Gelu and
+# LayerNormalization are new in the torch 2.11 exports of token models)
+cmp='[.params, .flops_per_sample, .shapes_known, ([.warnings[] | select(test("never seen in training") | not)] | length)]'
+for f in "$N"/*.onnx; do
+	a=$(basename "$f")
+	[ -f "$O/$a" ] || continue
+	both=$((both + 1))
+	x=$("$T" -j predict "$f" --batch 8 2>&1 | jq -c "$cmp")
+	y=$("$T" -j predict "$O/$a" --batch 8 2>&1 | jq -c "$cmp")
+	[ "$x" = "$y" ] && [ "$(echo "$x" | jq '.[2] and .[3] == 0')" = true ] ||
+		{ stats_bad=$((stats_bad + 1)); ksft_diag "$a: torch 2.11 $x, torch 1.13 $y"; }
+	gx=$("$T" -j predict graph "$f" 2>&1)
+	[ "$(echo "$gx" | jq '.primitives.ln')" = 0 ] || continue
+	if [ "$gx" = "$("$T" -j predict graph "$O/$a" 2>&1)" ]; then
+		same=$((same + 1))
+	else
+		graph_bad=$((graph_bad + 1)) && ksft_diag "$a: GHN-2 graphs differ"
+	fi
+done
+ksft_diag "$both networks in both sets, $same without LayerNorm compared"
+ksft_check "torch 2.11 exports: params, FLOPs, shapes known, no warning but unseen ops, as torch 1.13's ($both networks)" \
+	test "$both" -ge 90 -a "$stats_bad" -eq 0
+ksft_check "torch 2.11 exports without LayerNorm: the same GHN-2 graph ($same networks)" \
+	test "$same" -ge 70 -a "$graph_bad" -eq 0
+
 ksft_finish
