@@ -173,6 +173,24 @@ static int collect(const struct tp_dataset *d, const bool *mask, int **archs, in
 	return 0;
 }
 
+/*
+ * "R runs of N architectures on WHERE": the machine's line, or for runs on
+ * a device that is not the machine's CPU (a GPU) that device, then the host.
+ */
+static void describe_data(struct tp_model *m, const struct tp_dataset *d, int rows, int n)
+{
+	const char *dev = d->dev.name;
+
+	if (d->mixed_devices || !d->machine[0] || !dev[0] ||
+	    !strncmp(d->machine, dev, strlen(dev)))
+		snprintf(m->trained_on, sizeof(m->trained_on), "%d runs of %d architectures on %.60s",
+			 rows, n, d->mixed_devices ? "several devices" :
+			 d->machine[0] ? d->machine : "an unnamed machine");
+	else
+		snprintf(m->trained_on, sizeof(m->trained_on),
+			 "%d runs of %d architectures on %.40s (host %.40s)", rows, n, dev, d->machine);
+}
+
 int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
 	     const struct tp_train_opts *o, double *rmse)
 {
@@ -194,9 +212,7 @@ int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,
 	m->train_dev = d->dev;
 	if (d->mixed_devices)
 		m->train_dev.name[0] = '\0';
-	snprintf(m->trained_on, sizeof(m->trained_on), "%d runs of %d architectures on %.60s",
-		 rows, n, d->mixed_devices ? "several devices" :
-		 d->machine[0] ? d->machine : "an unnamed machine");
+	describe_data(m, d, rows, n);
 	if (m->cfg.features & TP_FEAT_BASE)
 		err = tp_base_fit(m, d, mask);
 	if (err)

@@ -16,9 +16,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 D=$top/predictor/data
-ksft_plan 21
+ksft_plan 23
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 21); do ksft_skip "predict cli $i" "needs $T and jq"; done
+	for i in $(seq 23); do ksft_skip "predict cli $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-predict-XXXXXX)
@@ -191,5 +191,26 @@ ksft_check "torch 2.11 exports: params, FLOPs, shapes known, no warning but unse
 	test "$both" -ge 90 -a "$stats_bad" -eq 0
 ksft_check "torch 2.11 exports without LayerNorm: the same GHN-2 graph ($same networks)" \
 	test "$same" -ge 70 -a "$graph_bad" -eq 0
+
+# 22-23: a user's GPU data (h200-2026-12-04: profile.py --device cuda on an
+# H200) gives a model of that GPU: it says so, a prediction on the CPU backend warns
+# that the device is not the profiled one, and with ResNet-50 held out the
+# cost baseline predicts its four runs within 30 % mean (measured: 22 %;
+# +17, +38, +22, +11 % at batch 8, 32, 64, 128)
+H=$D/h200-2026-12-04
+mkdir -p h200 && grep -v '^resnet50,' "$H/runs.csv" >h200/runs.csv && ln -s "$H/onnx" h200/onnx
+"$T" predict train --data h200/runs.csv --base-only --out h200.tpm >/dev/null 2>train.err ||
+	ksft_diag "train: $(cat train.err)"
+errs=$(for b in 8 32 64 128; do
+	"$T" -j predict "$H/onnx/resnet50.onnx" --batch $b --model h200.tpm 2>/dev/null | jq -r .compute_s
+	grep "^resnet50,.*,$b,1,1,1," "$H/runs.csv" | cut -d, -f9
+done | paste - - | awk '{ e = ($1 - $2) / $2; printf "%.1f ", 100 * e; s += e < 0 ? -e : e; n++ }
+	END { printf "mean %.1f", n ? 100 * s / n : 999 }')
+ksft_diag "held-out resnet50 on the H200, error % at batch 8 32 64 128: $errs"
+"$T" -j predict "$H/onnx/resnet50.onnx" --batch 64 --model h200.tpm --backend cpu >gpu.json 2>/dev/null
+ksft_expect_eq "a model of GPU data: trained on the NVIDIA H200, a warning on another device" \
+	"$(jq '(.trained_on | test("on NVIDIA H200 \\(host ")) and ([.warnings[] | select(test("not the profiled one .+NVIDIA H200"))] | length == 1)' gpu.json)" true
+ksft_check "held-out ResNet-50 on the H200 within 30 % mean ($errs)" \
+	awk -v m="${errs##*mean }" 'BEGIN { exit !(m + 0 < 30) }'
 
 ksft_finish
