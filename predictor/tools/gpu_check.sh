@@ -12,7 +12,7 @@
 # Built here with `make gpu-kit` (a tandemctl and a test binary without
 # sanitizers, with the shared libraries they need), then run from the top of
 # the tree:  bash predictor/tools/gpu_check.sh build/gpu-kit OUTDIR [MINUTES]
-# Each step runs whatever the one before it did; the summary is OUTDIR/summary.txt.
+# Each step runs even when the one before it failed; the summary is OUTDIR/summary.txt.
 set -u
 kit=$(cd "${1:?kit directory}" && pwd)
 out=${2:?output directory}
