@@ -179,16 +179,19 @@ static int collect(const struct tp_dataset *d, const bool *mask, int **archs, in
  */
 static void describe_data(struct tp_model *m, const struct tp_dataset *d, int rows, int n)
 {
-	const char *dev = d->dev.name;
+	const char *dev = d->dev.name, *host = d->machine;
+	char where[96];
 
-	if (d->mixed_devices || !d->machine[0] || !dev[0] ||
-	    !strncmp(d->machine, dev, strlen(dev)))
-		snprintf(m->trained_on, sizeof(m->trained_on), "%d runs of %d architectures on %.60s",
-			 rows, n, d->mixed_devices ? "several devices" :
-			 d->machine[0] ? d->machine : "an unnamed machine");
+	if (d->mixed_devices)
+		snprintf(where, sizeof(where), "several devices");
+	else if (!host[0])
+		snprintf(where, sizeof(where), "an unnamed machine");
+	else if (dev[0] && strncmp(host, dev, strlen(dev)))
+		snprintf(where, sizeof(where), "%.36s (host %.34s)", dev, host);
 	else
-		snprintf(m->trained_on, sizeof(m->trained_on),
-			 "%d runs of %d architectures on %.40s (host %.40s)", rows, n, dev, d->machine);
+		snprintf(where, sizeof(where), "%.60s", host);
+	snprintf(m->trained_on, sizeof(m->trained_on), "%d runs of %d architectures on %.78s",
+		 rows, n, where);
 }
 
 int tp_train(struct tp_model *m, const struct tp_dataset *d, const bool *mask,

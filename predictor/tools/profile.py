@@ -363,6 +363,7 @@ def run_each(todo, args):
     me += ["--infer-shapes"] if args.infer_shapes else []
     me += ["--opset", str(args.opset)] if args.opset else []
     me += ["--batches", args.batches] if args.batches else []
+    me += ["--graphs", args.graphs] if args.graphs else []
     todo = [t for t in todo]
     done = done_archs(os.path.join(args.out, "runs.csv"))
     for name, _, _, _ in todo:
