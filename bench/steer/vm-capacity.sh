@@ -9,7 +9,9 @@
 #        the dataset registered; pages are steered as they enter the cache
 #      CONFIG prefetch: as steer, plus `tandemctl prefetch --no-wait ds` started
 #        just before the jobs (whole dataset, name order; no rate cap, or
-#        --rate PREFETCH_RATE MiB/s when params.sh sets it)
+#        --rate PREFETCH_RATE MiB/s when params.sh sets it; with
+#        PREFETCH_ORDER=jobs, in the order the jobs first need the files:
+#        tandemctl loadgen order --seed 1,2)
 #   4. two jobs started together: tandemctl loadgen, EPOCHS epochs, independent
 #      shuffles (seeds 1 and 2), COMPUTE per 1-file batch
 #      CONFIG place: as steer, and the jobs run with MPOL_PREFERRED node 1
@@ -116,10 +118,17 @@ if [ "$CONFIG" != off ]; then
 	tandemctl dataset add ds "$D" >/dev/null || exit 1
 	tandemctl status | sed 's/^/# /'
 fi
+# PREFETCH_ORDER=jobs: prefetch in the order the two jobs first need the
+# files (their cold epoch's shuffles, seeds 1 and 2, position by position)
+pforder=
+if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = jobs ]; then
+	tandemctl loadgen order "$D" --seed 1,2 --epoch 0 >/tmp/order || exit 1
+	pforder="--order /tmp/order"
+fi
 s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
 # options before DATASET: `prefetch DATASET --rate R` is refused (see steering.md)
-[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "${PREFETCH_RATE}M"} ds || exit 1; }
+[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "${PREFETCH_RATE}M"} $pforder ds || exit 1; }
 job A 1
 pid_A=$!
 job B 2

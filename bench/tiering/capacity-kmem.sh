@@ -12,6 +12,8 @@
 #   steer     Tandem: tandem.ko steering the dataset to node 1 as it is read
 #   prefetch  Tandem: steering plus `tandemctl prefetch` of the dataset
 #   prefetch-paced  as prefetch, the prefetch capped at --prefetch-rate MiB/s
+#   prefetch-order  as prefetch, in the order the jobs first need the files
+#             (their cold epoch's shuffles merged: tandemctl loadgen order)
 #   place     as steer, the jobs run with MPOL_PREFERRED node 1: their reads
 #             allocate the dataset's pages on node 1, no copy (the jobs here
 #             only read; a real job's own memory would follow the policy)
@@ -82,8 +84,8 @@ scenario() { # CONFIG: vm-capacity.sh's CONFIG and vm-tiering.sh's KNOBS for it
 	case $1 in
 	limits|off|steer|prefetch|place) echo "$1 default" ;;
 	tiering) echo "off tiering" ;;
-	prefetch-paced) echo "prefetch default" ;;
-	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|place, not $1" >&2; return 2 ;;
+	prefetch-paced|prefetch-order) echo "prefetch default" ;;
+	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|prefetch-order|place, not $1" >&2; return 2 ;;
 	esac
 }
 for c in ${configs//,/ }; do
@@ -123,6 +125,7 @@ STEP_MS=$step_ms
 DECODE=$decode
 EOP
 	[ "$c" = prefetch-paced ] && echo "PREFETCH_RATE=$prate" >>"$out/$r/files/params.sh"
+	[ "$c" = prefetch-order ] && echo "PREFETCH_ORDER=jobs" >>"$out/$r/files/params.sh"
 	cmd=(bash "$top/selftests/vm/run-vm.sh" --mode kmem --script "$top/bench/tiering/vm-tiering.sh"
 		--files "$out/$r/files" --node0-mb "$node0" --node1-mb "$node1"
 		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout 900 --vm-timeout 1000 --quiet)

@@ -197,6 +197,85 @@ static int cmd_loadgen_gen(int argc, char **argv)
 	return 0;
 }
 
+static const struct option order_opts[] = {
+	{ "seed", required_argument, NULL, 's' },
+	{ "epoch", required_argument, NULL, 'e' },
+	{ "order", required_argument, NULL, 'o' },
+	{ "record-size", required_argument, NULL, 'r' },
+	{ 0 }
+};
+
+#define LG_ORDER_MAX_SEEDS	64
+
+/* "S[,S...]" -> seeds; -EINVAL on an empty, bad or too long list */
+static int parse_seeds(const char *arg, uint64_t *seeds, unsigned int *n)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = copy ? 0 : -ENOMEM;
+
+	*n = 0;
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !err;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == LG_ORDER_MAX_SEEDS || parse_u64(tok, UINT64_MAX, &seeds[*n]))
+			err = -EINVAL;
+		else
+			(*n)++;
+	}
+	free(copy);
+	return err ?: (*n ? 0 : -EINVAL);
+}
+
+static int cmd_loadgen_order(int argc, char **argv)
+{
+	uint64_t seeds[LG_ORDER_MAX_SEEDS] = { 1 }, rs = 0;
+	unsigned int nseeds = 1;
+	struct lg_dataset ds;
+	bool shuffle = true;
+	uint32_t epoch = 0, n, *files;
+	int opt, err = 0;
+
+	optind = 0;	/* 0: full re-initialisation (main() used "+" mode) */
+	while ((opt = ctl_getopt(argc, argv, "", order_opts, "loadgen", "order")) != -1) {
+		switch (opt) {
+		case 's': err = parse_seeds(optarg, seeds, &nseeds); break;
+		case 'e': err = parse_u32(optarg, &epoch); break;
+		case 'o':
+			err = strcmp(optarg, "shuffle") && strcmp(optarg, "seq") ? -EINVAL : 0;
+			shuffle = !strcmp(optarg, "shuffle");
+			break;
+		case 'r': err = units_parse_bytes(optarg, &rs); break;
+		default: return opt;	/* CTL_EUSAGE, printed */
+		}
+		if (err)
+			return ctl_usage_err("loadgen", "order", "bad value '%s' for --%s", optarg,
+					     opt_name(order_opts, opt));
+	}
+	if (optind != argc - 1)
+		return ctl_usage_err("loadgen", "order", optind < argc ? "one DIR" : "missing DIR");
+	err = lg_dataset_scan(argv[optind], rs, &ds);
+	if (err) {
+		if (err == -ENODATA)
+			ctl_err("%s: no samples", argv[optind]);
+		return err;
+	}
+	files = calloc(ds.nfiles, sizeof(*files));
+	err = files ? lg_first_needs(&ds, seeds, nseeds, epoch, shuffle, files, &n) : -ENOMEM;
+	if (err) {
+		ctl_err("loadgen order: %s", strerror(-err));
+	} else {
+		out_obj_open(NULL);
+		out_u64("epoch", NULL, epoch);
+		out_arr_open("files");
+		for (uint32_t i = 0; i < n; i++)
+			out_str(NULL, "%s\n", ds.paths[files[i]]);
+		out_arr_close();
+		out_obj_close();
+	}
+	free(files);
+	lg_dataset_free(&ds);
+	return err;
+}
+
 TANDEM_CMD(loadgen, "loadgen", NULL, cmd_loadgen_run,
 	   "DIR [--epochs N] [--order shuffle|seq] [--seed S] [--threads T] [--queue Q] "
 	   "[--batch B] [--compute DUR] [--decode DUR] [--record-size SIZE] [--limit N] "
@@ -205,3 +284,6 @@ TANDEM_CMD(loadgen, "loadgen", NULL, cmd_loadgen_run,
 TANDEM_CMD(loadgen_gen, "loadgen", "gen", cmd_loadgen_gen,
 	   "DIR --files N --size SIZE[:fixed|uniform|lognormal] [--seed S]",
 	   "write a synthetic dataset with verifiable content (fsync'd)")
+TANDEM_CMD(loadgen_order, "loadgen", "order", cmd_loadgen_order,
+	   "DIR [--seed S[,S...]] [--epoch E] [--order shuffle|seq] [--record-size SIZE]",
+	   "print DIR's files in the order loadgen jobs with these seeds first read them")

@@ -47,6 +47,30 @@ void lg_order(uint64_t n, uint64_t seed, uint32_t epoch, bool shuffle, uint32_t 
 	}
 }
 
+int lg_first_needs(const struct lg_dataset *ds, const uint64_t *seeds, unsigned int nseeds,
+		   uint32_t epoch, bool shuffle, uint32_t *files, uint32_t *nfiles)
+{
+	uint32_t *ord = calloc(ds->nsamples * nseeds + 1, sizeof(*ord));
+	bool *seen = calloc(ds->nfiles + 1, sizeof(*seen));
+	int err = ord && seen ? 0 : -ENOMEM;
+
+	*nfiles = 0;
+	for (unsigned int j = 0; !err && j < nseeds; j++)
+		lg_order(ds->nsamples, seeds[j], epoch, shuffle, ord + j * ds->nsamples);
+	for (uint64_t i = 0; !err && i < ds->nsamples; i++)
+		for (unsigned int j = 0; j < nseeds; j++) {
+			uint32_t f = ds->samples[ord[j * ds->nsamples + i]].file;
+
+			if (!seen[f]) {
+				seen[f] = true;
+				files[(*nfiles)++] = f;
+			}
+		}
+	free(ord);
+	free(seen);
+	return err;
+}
+
 /* ---- scanning ---- */
 
 static int add_samples(struct lg_dataset *ds)

@@ -78,6 +78,15 @@ void lg_result_free(struct lg_result *res);
 /* The order of epoch e: a permutation of 0..n-1 (identity if !shuffle). */
 void lg_order(uint64_t n, uint64_t seed, uint32_t epoch, bool shuffle, uint32_t *out);
 
+/*
+ * The files of ds in the order jobs with these seeds first need them in
+ * epoch epoch: position by position (each job's i-th sample, in the order
+ * of seeds), each file once, at its first need. Jobs that progress at the
+ * same pace reach the store in this order. files: room for ds->nfiles.
+ */
+int lg_first_needs(const struct lg_dataset *ds, const uint64_t *seeds, unsigned int nseeds,
+		   uint32_t epoch, bool shuffle, uint32_t *files, uint32_t *nfiles);
+
 enum lg_dist { LG_DIST_FIXED, LG_DIST_UNIFORM, LG_DIST_LOGNORMAL };
 
 struct lg_gen_opts {

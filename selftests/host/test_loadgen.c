@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -168,6 +169,49 @@ TEST_F(ds, sequential_order_is_name_order)
 		snprintf(want, sizeof(want), "sample-%06d.bin", i);
 		EXPECT_STREQ(want, a[i]);
 	}
+}
+
+/*
+ * lg_first_needs() (tandemctl loadgen order) against the files the jobs
+ * really open: one seed, the job's own order; seeds 5 and 6, the two jobs'
+ * orders taken position by position, each file at its first need.
+ */
+TEST_F(ds, first_needs_is_the_order_jobs_open)
+{
+	static char a[NFILES][32], b[NFILES][32], want[NFILES][32];
+	uint64_t seeds[2] = { 5, 6 };
+	uint32_t files[NFILES], n;
+	struct lg_opts o;
+	int nw = 0;
+
+	lg_opts_default(&o);
+	o.seed = 5;
+	ASSERT_EQ(NFILES, opens_during_run(self->dir, &self->ds, &o, a, NFILES));
+	o.seed = 6;
+	ASSERT_EQ(NFILES, opens_during_run(self->dir, &self->ds, &o, b, NFILES));
+
+	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 1, 0, true, files, &n));
+	ASSERT_EQ(NFILES, n);
+	for (int i = 0; i < NFILES; i++)
+		EXPECT_STREQ(a[i], strrchr(self->ds.paths[files[i]], '/') + 1);
+
+	for (int i = 0; i < NFILES; i++)
+		for (int j = 0; j < 2; j++) {
+			const char *f = j ? b[i] : a[i];
+			bool dup = false;
+
+			for (int k = 0; k < nw; k++)
+				dup |= !strcmp(want[k], f);
+			if (!dup)
+				snprintf(want[nw++], 32, "%s", f);
+		}
+	ASSERT_EQ(NFILES, nw);
+	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 2, 0, true, files, &n));
+	ASSERT_EQ(NFILES, n);
+	for (int i = 0; i < NFILES; i++)
+		EXPECT_STREQ(want[i], strrchr(self->ds.paths[files[i]], '/') + 1);
+	/* two seeds do not give seed 5's order: the second job's files come early */
+	EXPECT_NE(0, memcmp(want, a, sizeof(a)));
 }
 
 /*
