@@ -20,7 +20,8 @@
 #include "release/release.h"
 
 struct run_cmd {
-	const char *dataset, *report, *name;
+	const char *dataset, *report, *name, *prefetch_order;
+	struct file_list order;		/* --prefetch-order's files */
 	uint64_t record_size;
 	bool fail_fast, no_track, no_register;
 	double grace;
@@ -47,6 +48,7 @@ static const struct option run_opts[] = {
 	{ "no-register", no_argument, NULL, 'N' },
 	{ "nosteer-fraction", required_argument, NULL, 'F' },
 	{ "steer-dram-fraction", required_argument, NULL, 'D' },
+	{ "prefetch-order", required_argument, NULL, 'O' },
 	{ 0 }
 };
 
@@ -82,6 +84,7 @@ static int run_opt(struct run_cmd *c, int opt, const char *arg)
 	case 'N': c->no_register = true; return 0;
 	case 'F': return parse_double(arg, &a->nosteer_frac);
 	case 'D': return parse_double(arg, &a->steer_dram_frac);
+	case 'O': c->prefetch_order = arg; return 0;
 	}
 	return -EINVAL;
 }
@@ -115,6 +118,9 @@ static int run_parse(int argc, char **argv, struct run_cmd *c)
 				     argv[optind]);
 	if (!c->dataset)
 		return ctl_usage_err("run", NULL, "--dataset is required");
+	if (c->prefetch_order && c->no_register)
+		return ctl_usage_err("run", NULL, "--prefetch-order or --no-register, not both: "
+				     "tandem.ko prefetches only a registered dataset");
 	if (rel_split_commands(argc - dash - 1, argv + dash + 1, &c->cmds, &c->ncmds) ||
 	    !c->ncmds || c->ncmds > REL_MAX_INST)
 		return ctl_usage_err("run", NULL, "commands after '--' must be separated by "
@@ -138,11 +144,46 @@ static bool module_steers(const struct run_cmd *c, struct tnl *nl)
 	return !c->no_register && nl && !tmod_stats_get(nl, &s) && tmod_steers(&s);
 }
 
+/*
+ * --prefetch-order FILE: its paths, each a file of the dataset (same inode),
+ * and tandem.ko there to prefetch them. Checked before anything starts.
+ */
+static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
+{
+	int err;
+
+	if (!nl) {
+		ctl_err("--prefetch-order: tandem.ko is not loaded (modprobe tandem), and "
+			"only it prefetches");
+		return -ENOENT;
+	}
+	err = file_list_read(&c->order, c->prefetch_order);
+	if (err)
+		return err;
+	if (!c->order.n) {
+		ctl_err("%s: no files", c->prefetch_order);
+		return -ENODATA;
+	}
+	for (size_t i = 0; i < c->order.n; i++) {
+		uint32_t f = 0;
+
+		while (f < ds->nfiles && (ds->devs[f] != c->order.devs[i] ||
+					  ds->inos[f] != c->order.inos[i]))
+			f++;
+		if (f == ds->nfiles) {
+			ctl_err("%s: %s is not a file of the dataset %s", c->prefetch_order,
+				c->order.paths[i], c->dataset);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* The run itself: instances, hooks, the engine; then the report. */
 static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_plan *plan,
 			 struct tnl *nl)
 {
-	struct rel_module mod = { .nl = nl };
+	struct rel_module mod = { .nl = nl, .prefetch = c->prefetch_order ? &c->order : NULL };
 	struct rel_tracker trk = { 0 };
 	struct rel_report rep = {
 		.run = r, .plan = plan,
@@ -188,6 +229,11 @@ int cmd_run_start(int argc, char **argv)
 	}
 	if (!c.no_register && tnl_open(&nl, true))
 		nl = NULL;	/* tandem.ko not loaded: run without it */
+	if (c.prefetch_order) {
+		err = prefetch_order_read(&c, &ds, nl);
+		if (err)
+			goto free_order;
+	}
 	c.plan.module_steers = module_steers(&c, nl);
 	r.n = c.ncmds;
 	r.inst = calloc(r.n, sizeof(*r.inst));
@@ -206,6 +252,8 @@ int cmd_run_start(int argc, char **argv)
 free_run:
 	rel_plan_free(&plan);
 	free(r.inst);
+free_order:
+	file_list_free(&c.order);
 	tnl_close(nl);
 	lg_dataset_free(&ds);
 free_cmds:
@@ -218,5 +266,6 @@ TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
 	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
 	   "[--steer on|off] [--nosteer-fraction F] [--steer-dram-fraction F] "
+	   "[--prefetch-order FILE] "
 	   "[--record-size S] [--sample SIZE] [--min-gain F] -- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")

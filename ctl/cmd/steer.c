@@ -142,33 +142,17 @@ static int cmd_steer(int argc, char **argv)
 /* "a,b,c" or the lines of an order file -> absolute paths, in order */
 static int prefetch_paths(struct file_list *fl, const char *list, const char *order)
 {
-	char *copy, *tok, *save = NULL, line[4096];
-	FILE *f;
+	char *copy, *tok, *save = NULL;
 	int err = 0;
 
-	if (list) {
-		copy = strdup(list);
-		if (!copy)
-			return -ENOMEM;
-		for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save))
-			err = file_list_collect(fl, &tok, 1);
-		free(copy);
-		return err;
-	}
-	f = fopen(order, "r");
-	if (!f) {
-		err = -errno;
-		ctl_err("%s: %s", order, strerror(errno));
-		return err;
-	}
-	while (!err && fgets(line, sizeof(line), f)) {
-		char *p = line;
-
-		line[strcspn(line, "\n")] = 0;
-		if (*line && *line != '#')
-			err = file_list_collect(fl, &p, 1);
-	}
-	fclose(f);
+	if (!list)
+		return file_list_read(fl, order);
+	copy = strdup(list);
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save))
+		err = file_list_collect(fl, &tok, 1);
+	free(copy);
 	return err;
 }
 

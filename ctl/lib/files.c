@@ -251,6 +251,32 @@ int file_list_collect(struct file_list *fl, char **args, int nargs)
 	return 0;
 }
 
+int file_list_read(struct file_list *fl, const char *path)
+{
+	char line[PATH_MAX + 2];
+	FILE *f = fopen(path, "r");
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		ctl_err("%s: %s", path, strerror(errno));
+		return err;
+	}
+	while (!err && fgets(line, sizeof(line), f)) {
+		char *p = line;
+
+		line[strcspn(line, "\n")] = 0;
+		if (*line && *line != '#')
+			err = file_list_collect(fl, &p, 1);
+	}
+	if (!err && ferror(f)) {
+		err = -EIO;
+		ctl_err("%s: read error", path);
+	}
+	fclose(f);
+	return err;
+}
+
 void file_list_free(struct file_list *fl)
 {
 	for (size_t i = 0; i < fl->n; i++)

@@ -61,6 +61,12 @@ struct file_list {
  * cannot be read, memory. fl starts zeroed or as a previous call left it.
  */
 int file_list_collect(struct file_list *fl, char **args, int nargs);
+/*
+ * The lines of the file at path (an order file: one path a line; empty
+ * lines and lines starting with # skipped) through file_list_collect(), in
+ * order. Errors printed.
+ */
+int file_list_read(struct file_list *fl, const char *path);
 void file_list_free(struct file_list *fl);
 /* "2 hidden, 1 special, ..." of what was skipped ("" when nothing was) */
 const char *file_skips_fmt(const struct file_skips *s, char *buf, size_t len);

@@ -2,8 +2,10 @@
 /*
  * The release engine's tandem.ko hook (release.h, struct rel_module): the
  * run's dataset is found or created under its name and gets the run's
- * files, so tandem.ko steers it; after the run its per-node residency and
- * counters go to the report. Without the module loaded the hook stays out.
+ * files, so tandem.ko steers it; with --prefetch-order, tandem.ko prefetches
+ * it in that order from just before the first release (and a prefetch still
+ * running when the run ends is cancelled); after the run its per-node
+ * residency and counters go to the report. Without the module loaded the hook stays out.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +54,16 @@ static int mod_register(void *state, const struct rel_dataset *d)
 			d->name, strerror(-err));
 	m->registered = !err;
 	file_list_free(&fl);
+	m->prefetch_started = false;
+	if (!err && m->prefetch) {
+		struct dataset_prefetch req = { .id = m->id, .files = m->prefetch };
+		int ret = dataset_prefetch(m->nl, &req);
+
+		if (ret)
+			ctl_err("tandem.ko: prefetch of dataset %s not started (%s); running without it",
+				d->name, strerror(-ret));
+		m->prefetch_started = !ret;
+	}
 	return err;
 }
 
@@ -78,6 +90,12 @@ static int mod_residency(void *state, double *bytes, int max_nodes, int *nnodes)
 static void mod_finish(void *state)
 {
 	struct rel_module *m = state;
+	struct dataset_state st;
+
+	/* the jobs are gone: a prefetch for them has nothing left to do */
+	if (m->prefetch_started && !dataset_state_get(m->nl, m->id, &st) &&
+	    st.pf_state == TANDEM_PREFETCH_RUNNING)
+		dataset_prefetch_cancel(m->nl, m->id);
 
 	if (m->own_nl) {
 		tnl_close(m->nl);

@@ -163,8 +163,11 @@ const char *rel_state_name(enum rel_state s);
 struct rel_module {
 	/* in: a connection, or NULL (the hook opens and closes its own) */
 	struct tnl *nl;
+	/* in: files of the dataset to prefetch in this order, or NULL */
+	const struct file_list *prefetch;
 	/* out */
 	bool registered;
+	bool prefetch_started;		/* cancelled at the end if still running */
 	uint32_t id;
 	bool created;			/* by this run (else it existed) */
 	uint32_t files_added, files_present;

@@ -52,6 +52,8 @@ static void print_registration(const struct rel_report *rep)
 		out_u64("files_present", NULL, m->files_present);
 		out_u64("steered_pages", NULL, m->steered);
 		out_u64("prefetched_pages", NULL, m->prefetched);
+		out_bool("prefetch_started", m->prefetch_started ?
+			 ", prefetched in --prefetch-order's order" : NULL, m->prefetch_started);
 		out_obj_close();
 	} else {
 		out_null("module", " tandem.ko not used");

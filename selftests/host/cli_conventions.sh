@@ -30,7 +30,7 @@ trap 'exit 130' INT TERM HUP
 "$T" --help >"$tmp/help" 2>"$tmp/help.err"
 cmds=$(sed -n 's/^  tandemctl \([a-z]*\)\( [a-z][a-z]*\)\?\( .*\)\?$/\1\2/p' "$tmp/help")
 ncmds=$(echo "$cmds" | grep -c .)
-runnable=12
+runnable=13
 ksft_plan $((2 + ncmds * 3 + 6 + runnable * 2 + 3))
 
 ksft_check "tandemctl --help: stdout, exit 0, nothing on stderr" \
@@ -109,6 +109,7 @@ success() {
 success "status" - status
 success "loadgen gen" - loadgen gen "$tmp/g" --files 2 --size 4K
 success "loadgen" - loadgen "$ds"
+success "loadgen order" - loadgen order "$ds" --seed 1,2
 success "calibrate" - calibrate --dataset "$ds" --sample 0 --rate 100M -o "$tmp/p2.json"
 success "model" - model --profile "$tmp/prof.json"
 success "run" - run --dataset "$ds" --profile "$tmp/prof.json" --no-track -- true ::: true

@@ -9,7 +9,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 10
+ksft_plan 12
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
 	for i in 1 2 3 4 5 6 7 8 9 10; do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
@@ -103,4 +103,21 @@ ksft_expect_eq "steering a dataset larger than the CXL node: predicted slower, a
 ksft_expect_eq "without steering: no comparison, no advice" \
 	"$(jq -e '.predicted_without_steering_s == null' "$tmp/r10.json" >/dev/null &&
 	   ! grep -q "without steering M" "$tmp/r10.out" && echo yes)" yes
+# 11-12: --prefetch-order needs tandem.ko (this host cannot load it; the VM's
+# 80-run tests the prefetch itself) and a registration: refused before
+# anything starts
+ls "$ds"/* >"$tmp/order"
+"$T" run --dataset "$ds" --no-track --prefetch-order "$tmp/order" -- touch "$tmp/ran11" \
+	>/dev/null 2>"$tmp/err11"
+rc=$?
+if [ -e /sys/module/tandem ]; then
+	ksft_skip "--prefetch-order without tandem.ko" "tandem.ko is loaded here"
+else
+	ksft_check "--prefetch-order without tandem.ko: exit 1, says so, nothing ran" \
+		eval 'test $rc -eq 1 && grep -q "tandem.ko is not loaded" "$tmp/err11" && test ! -e "$tmp/ran11"'
+fi
+"$T" run --dataset "$ds" --no-register --prefetch-order "$tmp/order" -- true >/dev/null 2>"$tmp/err12"
+rc=$?
+ksft_check "--prefetch-order with --no-register: a usage error (exit 2)" \
+	eval 'test $rc -eq 2 && grep -q "not both" "$tmp/err12"'
 ksft_finish

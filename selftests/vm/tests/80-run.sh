@@ -3,7 +3,8 @@
 # registered with both, release offsets as the instances see them (their own
 # clock, coreutils date), sharing counts against the files' sizes (stat) and
 # fincore, residency per node from tandem.ko against fincore and the node's
-# meminfo, a failing instance, SIGINT, progress:F on the tracker's counters.
+# meminfo, a failing instance, SIGINT, progress:F on the tracker's counters,
+# --prefetch-order (the jobs verify every byte; a bad order file starts nothing).
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 DIR=${DATA:-/mnt/data}/t80
@@ -11,7 +12,7 @@ DS=$DIR/ds
 DATE=/usr/bin/date	# busybox's date has no %N
 JQ=/usr/bin/jq
 export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-t80
-ksft_plan 13
+ksft_plan 16
 
 cleanup() {
 	tandemctl tracker unload >/dev/null 2>&1
@@ -19,7 +20,7 @@ cleanup() {
 	rmmod tandem 2>/dev/null
 }
 if [ ! -x $DATE ] || [ ! -x $JQ ] || ! command -v fincore >/dev/null; then
-	for i in $(seq 13); do ksft_skip "run $i" "needs $DATE, $JQ and fincore in the image"; done
+	for i in $(seq 16); do ksft_skip "run $i" "needs $DATE, $JQ and fincore in the image"; done
 	ksft_finish
 fi
 insmod "$KO" || { ksft_fail "load tandem.ko"; ksft_finish; }
@@ -127,5 +128,30 @@ ksft_check "progress:0.5 on the tracker: B released when about half the dataset 
 tandemctl run --dataset "$DS" --report "$DIR/r4.json" -- true >/dev/null 2>&1
 ksft_expect_eq "rerun: tandem.ko dataset reused, tracker not reloaded" \
 	"$($JQ '.module.created == false and .module.files_present == 32 and .tracker.loaded_by_run == false' "$DIR/r4.json")" true
+# 14-15: --prefetch-order: tandem.ko prefetches the dataset in the two jobs'
+# order (loadgen order) while they run; both jobs check every byte they read
+cold
+tandemctl loadgen order "$DS" --seed 1,2 >"$DIR/order"
+pf0=$(tandemctl -j residency ds | $JQ .counters.prefetched)
+tandemctl run --dataset "$DS" --no-track --prefetch-order "$DIR/order" --report "$DIR/r5.json" -- \
+	tandemctl loadgen "$DS" --seed 1 --verify --compute 20ms ::: \
+	tandemctl loadgen "$DS" --seed 2 --verify --compute 20ms >"$DIR/out5" 2>&1
+rc=$?
+pf1=$(tandemctl -j residency ds | $JQ .counters.prefetched)
+state=$(tandemctl -j residency ds | $JQ -r .prefetch.state)
+ksft_diag "prefetch-order: exit $rc, prefetched $((pf1 - pf0)) of $P pages, steered $($JQ .module.steered_pages "$DIR/r5.json") (all runs), prefetch $state"
+ksft_check "--prefetch-order: both jobs verified every byte, the prefetch started and read pages" \
+	test $rc -eq 0 -a "$($JQ .module.prefetch_started "$DIR/r5.json")" = true -a $((pf1 - pf0)) -gt 0
+ksft_check "--prefetch-order: no prefetch left running after the run ($state)" \
+	test "$state" = done -o "$state" = cancelled
+
+# 16: an order naming a file outside the dataset: refused before anything starts
+echo x >"$DIR/outside"
+echo "$DIR/outside" >>"$DIR/order"
+tandemctl run --dataset "$DS" --no-track --prefetch-order "$DIR/order" -- \
+	touch "$DIR/ran16" >/dev/null 2>"$DIR/err16"
+rc=$?
+ksft_check "--prefetch-order with a file outside the dataset: exit 1, says which, nothing ran" \
+	eval 'test $rc -eq 1 && grep -q "$DIR/outside is not a file of the dataset" "$DIR/err16" && test ! -e "$DIR/ran16"'
 cleanup
 ksft_finish
