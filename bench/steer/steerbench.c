@@ -16,6 +16,13 @@
  *                                         MS ms writes PCT% of it (one word per
  *                                         cache line, in turn over all of it,
  *                                         as weights and optimizer state are)
+ *   steerbench copy --node N MIB          the copy alone: MIB of memory on node 0
+ *                                         copied 4 KiB at a time (rep movsq, and
+ *                                         8 words at a time through registers:
+ *                                         the two ways of x86-64 copy_page()) into memory
+ *                                         on node N, both faulted in before
+ *                                         (huge pages where THP allows);
+ *                                         the floor of any migration that copies
  *
  * PATH is a file or a directory (its regular files, by name). Output is one
  * line of key=value pairs per command, for the scripts to pick apart.
@@ -24,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,6 +473,85 @@ static int cmd_prefer(int argc, char **argv)
 	return 127;
 }
 
+/*
+ * One page, 8 words at a time through registers, as the kernel's
+ * copy_page_regs() (what x86-64 copy_page() runs without REP_GOOD); not
+ * vectorised, so the copy is the same instructions under TCG
+ */
+__attribute__((optimize("no-tree-vectorize")))
+static void copy_regs(uint64_t *d, const uint64_t *s, size_t words)
+{
+	for (size_t i = 0; i < words; i += 8) {
+		uint64_t a = s[i], b = s[i + 1], c = s[i + 2], e = s[i + 3];
+		uint64_t f = s[i + 4], g = s[i + 5], h = s[i + 6], k = s[i + 7];
+
+		d[i] = a; d[i + 1] = b; d[i + 2] = c; d[i + 3] = e;
+		d[i + 4] = f; d[i + 5] = g; d[i + 6] = h; d[i + 7] = k;
+	}
+}
+
+static void copy_rep(void *d, const void *s, size_t words)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(words) : : "memory");
+#else
+	memcpy(d, s, words * 8);
+#endif
+}
+
+/* seconds to copy len bytes page by page with one of the two */
+static double copy_timed(char *dst, const char *src, size_t len, bool rep)
+{
+	double t0 = now_s();
+
+	for (size_t off = 0; off < len; off += (size_t)pg) {
+		if (rep)
+			copy_rep(dst + off, src + off, (size_t)pg / 8);
+		else
+			copy_regs((uint64_t *)(dst + off), (const uint64_t *)(src + off), (size_t)pg / 8);
+	}
+	return now_s() - t0;
+}
+
+/*
+ * MIB on node 0 copied page by page into MIB on node, both ways the kernel's
+ * copy_page() may copy: seconds and GB/s of each, and of the faster
+ */
+static int cmd_copy(int node, long mib)
+{
+	size_t len = (size_t)mib << 20;
+	unsigned long m0 = 1UL, m1 = 1UL << node;
+	double t_rep, t_regs;
+	char *src, *dst;
+
+	if (node < 0 || node >= MAXNODE || mib <= 0)
+		return fprintf(stderr, "usage: steerbench copy --node N MIB\n"), 2;
+	src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED || dst == MAP_FAILED ||
+	    syscall(SYS_mbind, src, len, MPOL_BIND_, &m0, MAXNODE + 1, 0) ||
+	    syscall(SYS_mbind, dst, len, MPOL_BIND_, &m1, MAXNODE + 1, 0))
+		return fprintf(stderr, "steerbench copy: %s\n", strerror(errno)), 1;
+	/*
+	 * Huge pages where the kernel gives them, as its direct map has: under
+	 * TCG every new 4 KiB page of a mapping costs a soft-TLB refill that
+	 * the kernel's own copies do not pay
+	 */
+	madvise(src, len, MADV_HUGEPAGE);
+	madvise(dst, len, MADV_HUGEPAGE);
+	memset(src, 0x5a, len);		/* faulted in, so only the copies are timed */
+	memset(dst, 0, len);
+	t_rep = copy_timed(dst, src, len, true);
+	memset(dst, 0, len);
+	t_regs = copy_timed(dst, src, len, false);
+	if (memcmp(src, dst, len))
+		return fprintf(stderr, "steerbench copy: copy differs\n"), 1;
+	printf("pages=%zu rep_s=%.3f regs_s=%.3f seconds=%.3f gbps=%.4f\n", len / (size_t)pg,
+	       t_rep, t_regs, t_rep < t_regs ? t_rep : t_regs,
+	       len / (t_rep < t_regs ? t_rep : t_regs) / 1e9);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	pg = sysconf(_SC_PAGESIZE);
@@ -479,8 +566,11 @@ int main(int argc, char **argv)
 		return cmd_waitsteer(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "hog"))
 		return cmd_hog(argc - 2, argv + 2);
+	if (argc == 5 && !strcmp(argv[1], "copy") && !strcmp(argv[2], "--node"))
+		return cmd_copy(atoi(argv[3]), atol(argv[4]));
 	fprintf(stderr, "usage: steerbench nodes PATH... | movepages --node N PATH... |\n"
 		"       waitsteer DSDIR -- CMD... | hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]\n"
-		"       [--touch PCT --step-ms MS] [--report-s S] | prefer NODE -- CMD...\n");
+		"       [--touch PCT --step-ms MS] [--report-s S] | prefer NODE -- CMD... |\n"
+		"       copy --node N MIB\n");
 	return 2;
 }

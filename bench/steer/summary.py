@@ -17,13 +17,17 @@ def num(d, k):
 
 
 def throughput(tap):
-    rounds = {}
+    rounds, copies = {}, {}
     for line in open(tap, errors='replace'):
         line = line.rstrip('\n')
         m = re.match(r'^R (\d+) (\S+) (\S+) (.*)$', line)
         if m:
             r, meth, phase, rest = m.groups()
             rounds.setdefault((int(r), meth), {})[phase] = kv(rest)
+            continue
+        m = re.match(r'^K (\d+) copy (.*)$', line)
+        if m:
+            copies[int(m.group(1))] = kv(m.group(2))
             continue
         m = re.match(r'^J (\d+) (\S+) (.*)$', line)
         if m:
@@ -58,6 +62,15 @@ def throughput(tap):
         print('%-5d %-13s %9d %9d %9s %9s %8.3f %8.3f%s' % (
             r, meth, moved, reported, a.get('node1', '?'),
             a.get('node1_filepages_delta_kb', '?'), secs, gbps, note))
+    for r, c in sorted(copies.items()):
+        secs = num(c, 'seconds')
+        if secs == secs:
+            gbps = num(c, 'pages') * 4096 / 1e9 / secs
+            rates.setdefault('copy alone', []).append(gbps)
+            print('%-5d %-13s %9d %9s %9s %9s %8.3f %8.3f  (the faster of rep movsq %s s and '
+                  'register copies %s s, node 0 to node 1)' % (
+                      r, 'copy', num(c, 'pages'), '-', '-', '-', secs, gbps,
+                      c.get('rep_s', '?'), c.get('regs_s', '?')))
     print()
     med = {k: statistics.median(v) for k, v in rates.items()}
     for k, v in sorted(med.items()):
@@ -71,6 +84,12 @@ def throughput(tap):
         for k in ('tandem-cli', 'tandem-sysfs'):
             if k in med and only:
                 print('ratio %s / move_pages call alone: %.2f' % (k, med[k] / only))
+    copy = med.get('copy alone')
+    if copy:
+        for k in ('tandem-sysfs', 'movepages(move_pages only)'):
+            if k in med:
+                print('share of %s that is the 4 KiB copies: %.2f (copy alone %.3f GB/s)' % (
+                    k, med[k] / copy, copy))
 
 
 def capacity_one(tap):

@@ -6,6 +6,8 @@
 #   tandem-cli    `tandemctl -j steer bench` (its own wait and timing)
 #   tandem-sysfs  `tandemctl steer --no-wait bench`, timed to steer_pending = 0
 #   movepages     mmap + move_pages(2) to node 1 from userspace (the baseline)
+# and then the copy alone: as many pages of anonymous memory on node 0
+# copied 4 KiB at a time into memory on node 1 (steerbench copy; lines "K").
 # Placement before and after each is checked by move_pages(nodes=NULL) and
 # node 1's FilePages. Lines "R ROUND METHOD PHASE key=value..." are parsed by
 # the host script.
@@ -53,13 +55,20 @@ for r in $(seq 1 "$ROUNDS"); do
 	before "$r" tandem-sysfs
 	echo 1 >$S/steer
 	# options before DATASET: `steer DATASET --no-wait` is refused (see steering.md)
-	echo "R $r tandem-sysfs result $($SB waitsteer $DS -- tandemctl steer --no-wait bench)"
+	# (tandemctl's own line, "steering queued", kept off the result line)
+	echo "R $r tandem-sysfs result $($SB waitsteer $DS -- sh -c 'tandemctl steer --no-wait bench >/dev/null')"
 	after "$r" tandem-sysfs
 
 	cold_read
 	before "$r" movepages
 	echo "R $r movepages result $($SB movepages --node 1 "$D")"
 	after "$r" movepages
+
+	# the copy alone, as many pages, node 0 to node 1 (the page cache
+	# dropped first, so node 0 has room for the source)
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	echo "K $r copy $($SB copy --node 1 $((NFILES * ${SIZE%M})))"
 done
 
 # the bytes are still the ones written (every word is checked)
