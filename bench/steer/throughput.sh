@@ -4,6 +4,7 @@
 #
 #   bench/steer/throughput.sh [--rounds R] [--files N] [--size-mib M]
 #                             [--node0-mb N] [--node1-mb N] [--bps B] [--out DIR]
+#                             [--append ARGS] (kernel parameters, e.g. init_on_alloc=0)
 #
 # Boots the VM rig once (defaults: 1024 + 1024 MiB nodes, 2048 MiB disk, disk
 # unthrottled since only the migration is timed) and runs vm-throughput.sh:
@@ -15,7 +16,7 @@
 # tandemctl, build/bench/steerbench) and the rig's packages.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-rounds=3 nfiles=128 mib=4 node0=1024 node1=1024 bps=0 out=
+rounds=3 nfiles=128 mib=4 node0=1024 node1=1024 bps=0 out= append=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift ;;
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
 	--node1-mb) node1=$2; shift ;;
 	--bps) bps=$2; shift ;;
 	--out) out=$2; shift ;;
+	--append) append=$2; shift ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "throughput.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -45,7 +47,7 @@ ROUNDS=$rounds
 EOF
 cmd=(bash "$top/selftests/vm/run-vm.sh" --script "$top/bench/steer/vm-throughput.sh"
 	--files "$out/files" --node0-mb "$node0" --node1-mb "$node1" --disk-mb 2048
-	--bps "$bps" --timeout 1500 --vm-timeout 1600 --quiet)
+	--bps "$bps" --timeout 1500 --vm-timeout 1600 --quiet ${append:+--append "$append"})
 echo "# ${cmd[*]}" | sed "s|$top/||g" | tee "$out/command"
 VM_LOGDIR=$out "${cmd[@]}" >"$out/rig.log" 2>&1 || true
 tap=$out/vm/tap.log

@@ -1,0 +1,1 @@
+# bash selftests/vm/run-vm.sh --script bench/steer/vm-throughput.sh --files build/bench/steer-throughput-1204d/files --node0-mb 1024 --node1-mb 1024 --disk-mb 2048 --bps 0 --timeout 1500 --vm-timeout 1600 --quiet
