@@ -145,11 +145,27 @@ static bool module_steers(const struct run_cmd *c, struct tnl *nl)
 }
 
 /*
- * --prefetch-order FILE: its paths, each a file of the dataset (same inode),
- * and tandem.ko there to prefetch them. Checked before anything starts.
+ * --prefetch-order FILE: its paths, each a file of the dataset (same inode:
+ * a binary search, so a million-file order is checked in one pass), and
+ * tandem.ko there to prefetch them. Checked before anything starts.
  */
+struct devino {
+	dev_t dev;
+	ino_t ino;
+};
+
+static int devino_cmp(const void *a, const void *b)
+{
+	const struct devino *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
 static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
 {
+	struct devino *ids;
 	int err;
 
 	if (!nl) {
@@ -164,19 +180,23 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
 		ctl_err("%s: no files", c->prefetch_order);
 		return -ENODATA;
 	}
-	for (size_t i = 0; i < c->order.n; i++) {
-		uint32_t f = 0;
+	ids = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < ds->nfiles; f++)
+		ids[f] = (struct devino){ ds->devs[f], ds->inos[f] };
+	qsort(ids, ds->nfiles, sizeof(*ids), devino_cmp);
+	for (size_t i = 0; i < c->order.n && !err; i++) {
+		struct devino key = { c->order.devs[i], c->order.inos[i] };
 
-		while (f < ds->nfiles && (ds->devs[f] != c->order.devs[i] ||
-					  ds->inos[f] != c->order.inos[i]))
-			f++;
-		if (f == ds->nfiles) {
+		if (!bsearch(&key, ids, ds->nfiles, sizeof(*ids), devino_cmp)) {
 			ctl_err("%s: %s is not a file of the dataset %s", c->prefetch_order,
 				c->order.paths[i], c->dataset);
-			return -EINVAL;
+			err = -EINVAL;
 		}
 	}
-	return 0;
+	free(ids);
+	return err;
 }
 
 /* The run itself: instances, hooks, the engine; then the report. */
