@@ -11,7 +11,10 @@
 #        just before the jobs (whole dataset, name order; no rate cap, or
 #        --rate PREFETCH_RATE MiB/s when params.sh sets it; with
 #        PREFETCH_ORDER=jobs, in the order the jobs first need the files:
-#        tandemctl loadgen order --seed 1,2)
+#        tandemctl loadgen order --seed 1,2; with PREFETCH_ORDER=learned, the
+#        order `tandemctl run` learned in two earlier runs of the same jobs
+#        (one epoch each, before the model starts), the measured jobs then
+#        run under `tandemctl run --learn-order`, which starts the prefetch)
 #   4. two jobs started together: tandemctl loadgen, EPOCHS epochs, independent
 #      shuffles (seeds 1 and 2), COMPUTE per 1-file batch
 #      CONFIG place: as steer, and the jobs run with MPOL_PREFERRED node 1
@@ -101,6 +104,27 @@ if [ "$CONFIG" = limits ]; then
 	[ "$st_A" = 0 ] && [ "$st_B" = 0 ]
 	exit
 fi
+# PREFETCH_ORDER=learned: two runs of the jobs' first epoch (no compute, no
+# decode) under `tandemctl run --learn-order`, as a user's earlier runs of
+# the same jobs; the first records the order, the second finds it repeated
+# (stable). Then the cache is dropped and the bench goes on as for any
+# configuration; the measured run finds the stable order and prefetches in it.
+if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = learned ]; then
+	insmod "$TANDEM_KO" || exit 1
+	tandemctl dataset add ds "$D" >/dev/null || exit 1
+	t_l=$(uptime_s)
+	for k in 1 2; do
+		tandemctl -j run --dataset "$D" --no-track --learn-order /tmp/learned --report /tmp/learn$k.json -- \
+			tandemctl loadgen "$D" --epochs 1 --order shuffle --seed 1 --compute 0 ::: \
+			tandemctl loadgen "$D" --epochs 1 --order shuffle --seed 2 --compute 0 >/dev/null 2>/tmp/learn.err ||
+			{ cat /tmp/learn.err; exit 1; }
+		echo "C learn run$k $(/usr/bin/jq -c '.read_order | {files_recorded, displacement, stable, saved}' /tmp/learn$k.json)"
+	done
+	echo "C learn seconds=$(since "$t_l")"
+	rmmod tandem || exit 1	# loaded again below, as in every configuration
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+fi
 $SB hog "$HOG_MIB" --grow "$GROW_MIB" --bind-grow "$GROW_BIND" --ready /tmp/hog.ready \
 	${TOUCH_PCT:+--touch "$TOUCH_PCT" --step-ms "${STEP_MS:-100}"} >/tmp/hog.out 2>&1 &
 hog=$!
@@ -128,11 +152,22 @@ fi
 s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
 # options before DATASET: `prefetch DATASET --rate R` is refused (see steering.md)
-[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "${PREFETCH_RATE}M"} $pforder ds || exit 1; }
-job A 1
-pid_A=$!
-job B 2
-pid_B=$!
+if [ "${PREFETCH_ORDER:-}" = learned ]; then
+	# the jobs as job() runs them, under `tandemctl run`, which prefetches in
+	# the learned order from just before their release; B's status is run's
+	jc() { echo "exec tandemctl -j loadgen $D --epochs $EPOCHS --order shuffle --seed $2 --compute $COMPUTE ${DECODE:+--decode $DECODE} --timeline /tmp/$1.csv >/tmp/$1.json 2>/tmp/$1.err"; }
+	tandemctl -j run --dataset "$D" --no-track --learn-order /tmp/learned --report /tmp/run.json -- \
+		sh -c "$(jc A 1)" ::: sh -c "$(jc B 2)" >/dev/null 2>/tmp/run.err &
+	pid_A=$!
+	true &
+	pid_B=$!
+else
+	[ "$CONFIG" = prefetch ] && { tandemctl prefetch --no-wait ${PREFETCH_RATE:+--rate "${PREFETCH_RATE}M"} $pforder ds || exit 1; }
+	job A 1
+	pid_A=$!
+	job B 2
+	pid_B=$!
+fi
 
 if [ "$GROW_AT" != end ]; then
 	# the timeline is written through stdio: seen within ~100 iterations
@@ -156,6 +191,10 @@ jobs_report
 snap end
 echo "C dataset_nodes end $($SB nodes "$D")"
 [ "$CONFIG" != off ] && echo "C residency $(tandemctl -j residency ds)"
+if [ "${PREFETCH_ORDER:-}" = learned ]; then
+	cat /tmp/run.err
+	echo "C learned_run $(/usr/bin/jq -c '{module, read_order, measured_makespan_s}' /tmp/run.json)"
+fi
 if [ "$GROW_AT" = end ]; then
 	kill -USR1 $hog
 fi

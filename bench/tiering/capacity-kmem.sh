@@ -14,6 +14,9 @@
 #   prefetch-paced  as prefetch, the prefetch capped at --prefetch-rate MiB/s
 #   prefetch-order  as prefetch, in the order the jobs first need the files
 #             (their cold epoch's shuffles merged: tandemctl loadgen order)
+#   learned   as prefetch-order, the order learned by `tandemctl run` from two
+#             earlier runs of the jobs' first epoch, the jobs run under
+#             `tandemctl run`, which prefetches by it (its default)
 #   place     as steer, the jobs run with MPOL_PREFERRED node 1: their reads
 #             allocate the dataset's pages on node 1, no copy (the jobs here
 #             only read; a real job's own memory would follow the policy)
@@ -84,8 +87,8 @@ scenario() { # CONFIG: vm-capacity.sh's CONFIG and vm-tiering.sh's KNOBS for it
 	case $1 in
 	limits|off|steer|prefetch|place) echo "$1 default" ;;
 	tiering) echo "off tiering" ;;
-	prefetch-paced|prefetch-order) echo "prefetch default" ;;
-	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|prefetch-order|place, not $1" >&2; return 2 ;;
+	prefetch-paced|prefetch-order|learned) echo "prefetch default" ;;
+	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|prefetch-order|learned|place, not $1" >&2; return 2 ;;
 	esac
 }
 for c in ${configs//,/ }; do
@@ -126,6 +129,7 @@ DECODE=$decode
 EOP
 	[ "$c" = prefetch-paced ] && echo "PREFETCH_RATE=$prate" >>"$out/$r/files/params.sh"
 	[ "$c" = prefetch-order ] && echo "PREFETCH_ORDER=jobs" >>"$out/$r/files/params.sh"
+	[ "$c" = learned ] && echo "PREFETCH_ORDER=learned" >>"$out/$r/files/params.sh"
 	cmd=(bash "$top/selftests/vm/run-vm.sh" --mode kmem --script "$top/bench/tiering/vm-tiering.sh"
 		--files "$out/$r/files" --node0-mb "$node0" --node1-mb "$node1"
 		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout 900 --vm-timeout 1000 --quiet)

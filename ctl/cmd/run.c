@@ -6,11 +6,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "lib/log.h"
@@ -20,10 +23,12 @@
 #include "release/release.h"
 
 struct run_cmd {
-	const char *dataset, *report, *name, *prefetch_order;
-	struct file_list order;		/* --prefetch-order's files */
+	const char *dataset, *report, *name, *prefetch_order, *learn_order;
+	struct file_list order;		/* the prefetch's files: --prefetch-order's, or learned */
+	char learn_path[PATH_MAX];	/* the learned-order file */
+	struct rel_learn learn;
 	uint64_t record_size;
-	bool fail_fast, no_track, no_register;
+	bool fail_fast, no_track, no_register, no_learn;
 	double grace;
 	struct rel_plan_opts plan;
 	char ***cmds;
@@ -49,6 +54,8 @@ static const struct option run_opts[] = {
 	{ "nosteer-fraction", required_argument, NULL, 'F' },
 	{ "steer-dram-fraction", required_argument, NULL, 'D' },
 	{ "prefetch-order", required_argument, NULL, 'O' },
+	{ "learn-order", required_argument, NULL, 'L' },
+	{ "no-learn-order", no_argument, NULL, 'l' },
 	{ 0 }
 };
 
@@ -85,6 +92,8 @@ static int run_opt(struct run_cmd *c, int opt, const char *arg)
 	case 'F': return parse_double(arg, &a->nosteer_frac);
 	case 'D': return parse_double(arg, &a->steer_dram_frac);
 	case 'O': c->prefetch_order = arg; return 0;
+	case 'L': c->learn_order = arg; return 0;
+	case 'l': c->no_learn = true; return 0;
 	}
 	return -EINVAL;
 }
@@ -121,6 +130,8 @@ static int run_parse(int argc, char **argv, struct run_cmd *c)
 	if (c->prefetch_order && c->no_register)
 		return ctl_usage_err("run", NULL, "--prefetch-order or --no-register, not both: "
 				     "tandem.ko prefetches only a registered dataset");
+	if (c->learn_order && c->no_learn)
+		return ctl_usage_err("run", NULL, "--learn-order or --no-learn-order, not both");
 	if (rel_split_commands(argc - dash - 1, argv + dash + 1, &c->cmds, &c->ncmds) ||
 	    !c->ncmds || c->ncmds > REL_MAX_INST)
 		return ctl_usage_err("run", NULL, "commands after '--' must be separated by "
@@ -199,15 +210,132 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
 	return err;
 }
 
+/*
+ * The learned read order (Documentation/model.md): where this run's order
+ * is kept, and whether the prefetch runs in the one kept there. With
+ * --learn-order FILE always (recording needs CAP_SYS_ADMIN, the prefetch
+ * tandem.ko); without it only when tandem.ko steers this run's dataset and
+ * we are root, in LEARN_DIR under a key of the dataset and the commands.
+ * A learned order is prefetched by only once two runs agreed on it.
+ */
+#define LEARN_DIR			"/var/lib/tandem/order"
+#define LEARN_STABLE_DISPLACEMENT	0.05
+#define LEARN_STABLE_COVERAGE		0.9
+
+/* FNV-1a over the dataset's real path and every instance's words */
+static uint64_t learn_key(const struct run_cmd *c, const char *dir)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *p;
+
+	for (p = dir; ; p++) {
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+		if (!*p)
+			break;
+	}
+	for (int i = 0; i < c->ncmds; i++) {
+		h = (h ^ 0x1e) * 0x100000001b3ULL;	/* instance separator */
+		for (char **w = c->cmds[i]; *w; w++)
+			for (p = *w; ; p++) {
+				h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+				if (!*p)
+					break;
+			}
+	}
+	return h;
+}
+
+static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
+{
+	struct rel_learn *l = &c->learn;
+	char real[PATH_MAX];
+	int err;
+
+	l->displacement = l->coverage = NAN;
+	if (c->no_learn)
+		return;
+	if (c->learn_order) {
+		snprintf(c->learn_path, sizeof(c->learn_path), "%s", c->learn_order);
+	} else {
+		if (!nl || c->no_register || geteuid() || !realpath(c->dataset, real))
+			return;
+		snprintf(c->learn_path, sizeof(c->learn_path), LEARN_DIR "/%016llx.order",
+			 (unsigned long long)learn_key(c, real));
+		l->is_default = true;
+	}
+	l->file = c->learn_path;
+	l->load_err = rel_order_load(l->file, ds, &l->old);
+	if (l->load_err && l->load_err != -ENOENT)
+		ctl_err("%s: not a learned read order (%s); it is learned again",
+			l->file, strerror(-l->load_err));
+	if (l->load_err)
+		return;
+	if (c->prefetch_order)
+		l->unused_why = "--prefetch-order given";
+	else if (!l->old.stable)
+		l->unused_why = "seen in one run only";
+	else if (!nl || c->no_register)
+		l->unused_why = "tandem.ko not used";
+	else if (l->old.seqs.n != c->ncmds)
+		l->unused_why = "learned for another number of instances";
+	if (l->unused_why)
+		return;
+	err = rel_order_merge(&l->old.seqs, ds, &c->order);
+	if (err || !c->order.n) {
+		l->unused_why = err ? "out of memory" : "none of its files is in the dataset";
+		file_list_free(&c->order);
+		return;
+	}
+	l->used = true;
+}
+
+/* After the run: its order against the learned one, and kept. */
+static void learn_finish(struct run_cmd *c, const struct rel_run *r, const struct lg_dataset *ds)
+{
+	struct rel_learn *l = &c->learn;
+	size_t total = 0;
+	int err;
+
+	for (int j = 0; j < l->rec.seqs.n; j++)
+		total += l->rec.seqs.len[j];
+	if (!l->rec.recording)
+		l->not_saved_why = "not recorded";
+	else if (r->interrupted || r->nfailed || r->nskipped)
+		l->not_saved_why = "the run did not complete";
+	else if (l->rec.incomplete)
+		l->not_saved_why = "open events were lost";
+	else if (!total)
+		l->not_saved_why = "no instance opened a dataset file";
+	if (l->not_saved_why)
+		return;
+	if (!l->load_err)
+		l->displacement = rel_order_displacement(&l->old.seqs, &l->rec.seqs, ds->nfiles,
+							 &l->coverage);
+	l->stable = !isnan(l->displacement) && l->displacement <= LEARN_STABLE_DISPLACEMENT &&
+		    l->coverage >= LEARN_STABLE_COVERAGE;
+	err = l->is_default ? mkdir_p(LEARN_DIR) : 0;
+	if (!err)
+		err = rel_order_save(l->file, &l->rec.seqs, ds, l->stable, l->displacement);
+	if (err) {
+		ctl_err("%s: read order not kept: %s", l->file, strerror(-err));
+		l->not_saved_why = "the file could not be written";
+	}
+	l->saved = !err;
+}
+
 /* The run itself: instances, hooks, the engine; then the report. */
 static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_plan *plan,
 			 struct tnl *nl)
 {
-	struct rel_module mod = { .nl = nl, .prefetch = c->prefetch_order ? &c->order : NULL };
+	struct rel_module mod = {
+		.nl = nl, .prefetch = c->prefetch_order || c->learn.used ? &c->order : NULL,
+		.prefetch_source = c->prefetch_order ? "file" : c->learn.used ? "learned" : NULL,
+	};
 	struct rel_tracker trk = { 0 };
 	struct rel_report rep = {
 		.run = r, .plan = plan,
 		.module = c->no_register ? NULL : &mod, .tracker = c->no_track ? NULL : &trk,
+		.learn = c->learn.file ? &c->learn : NULL,
 	};
 	int err, ret;
 
@@ -220,8 +348,12 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 		rel_hook_add(r, &rel_module_ops, &mod);
 	if (!c->no_track)
 		rel_hook_add(r, &rel_tracker_ops, &trk);
+	if (c->learn.file)
+		rel_hook_add(r, &rel_order_ops, &c->learn.rec);
 	fflush(stdout);		/* nothing buffered may be written twice by a child */
 	err = rel_run(r);
+	if (c->learn.file)
+		learn_finish(c, r, r->ds.files);
 	rel_report_print(&rep);
 	if (c->report && (ret = rel_report_save(&rep, c->report)))
 		ctl_err("%s: %s", c->report, strerror(-ret));
@@ -254,6 +386,7 @@ int cmd_run_start(int argc, char **argv)
 		if (err)
 			goto free_order;
 	}
+	learn_setup(&c, &ds, nl);
 	c.plan.module_steers = module_steers(&c, nl);
 	r.n = c.ncmds;
 	r.inst = calloc(r.n, sizeof(*r.inst));
@@ -274,6 +407,8 @@ free_run:
 	free(r.inst);
 free_order:
 	file_list_free(&c.order);
+	rel_seqs_free(&c.learn.old.seqs);
+	rel_seqs_free(&c.learn.rec.seqs);
 	tnl_close(nl);
 	lg_dataset_free(&ds);
 free_cmds:
@@ -286,6 +421,6 @@ TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "[--profile FILE] [--instance SPEC]... [--rate R[,R...]] [--fail-fast] "
 	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
 	   "[--steer on|off] [--nosteer-fraction F] [--steer-dram-fraction F] "
-	   "[--prefetch-order FILE] "
+	   "[--prefetch-order FILE] [--learn-order FILE|--no-learn-order] "
 	   "[--record-size S] [--sample SIZE] [--min-gain F] -- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")

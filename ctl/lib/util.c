@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "lib/util.h"
@@ -97,4 +99,23 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 	else
 		snprintf(buf, len, "%.1f %s", v, units[u]);
 	return buf;
+}
+
+int mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX];
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
 }

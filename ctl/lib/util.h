@@ -14,8 +14,8 @@ int parse_double(const char *s, double *out);
 bool is_help(const char *s);
 /* monotonic clock in seconds */
 double now_s(void);
-
-
+/* mkdir -p dir, each directory made with mode 0700; 0 or -errno */
+int mkdir_p(const char *dir);
 
 /* "1.5 GiB"-style size into buf; returns buf */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);

@@ -29,6 +29,7 @@
 #ifndef TANDEM_CTL_RELEASE_H
 #define TANDEM_CTL_RELEASE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -165,6 +166,7 @@ struct rel_module {
 	struct tnl *nl;
 	/* in: files of the dataset to prefetch in this order, or NULL */
 	const struct file_list *prefetch;
+	const char *prefetch_source;	/* "file" (--prefetch-order) or "learned" */
 	/* out */
 	bool registered;
 	bool prefetch_started;		/* cancelled at the end if still running */
@@ -195,6 +197,77 @@ struct rel_tracker {
 };
 
 extern const struct rel_ops rel_tracker_ops;
+
+/*
+ * The read order (hook_order.c): the dataset files each instance opened,
+ * in the order it first opened them (fanotify), and the learned-order files
+ * that keep them between runs.
+ */
+struct rel_seqs {
+	int n;				/* instances */
+	uint32_t *seq[REL_MAX_INST];	/* file indices of the dataset */
+	size_t len[REL_MAX_INST], cap[REL_MAX_INST];
+};
+
+void rel_seqs_free(struct rel_seqs *s);
+
+struct rel_order {
+	/* out */
+	bool recording;			/* fanotify was set up: opens were watched */
+	bool incomplete;		/* events lost (queue overflow, memory) */
+	bool mount_mark;		/* the mark is on the dataset's mount */
+	char why[96];			/* why not recording */
+	uint64_t opens;			/* dataset opens by the instances */
+	struct rel_seqs seqs;
+	/* inside */
+	const struct lg_dataset *ds;
+	struct order_id *ids;
+	uint8_t *seen;
+	int fan, stop[2];
+	bool thread;
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pid_t pgid[REL_MAX_INST];
+};
+
+extern const struct rel_ops rel_order_ops;
+
+struct rel_learned {
+	struct rel_seqs seqs;
+	bool stable;			/* two runs agreed on it */
+	double displacement;		/* theirs; NAN: not compared */
+	size_t dropped;			/* paths no longer in the dataset */
+};
+
+/* Read a learned-order file for ds: -errno (-ENOENT: none, -EINVAL: not one). */
+int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l);
+/* Write s (paths of ds) to path, atomically (a temporary renamed). */
+int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
+		   bool stable, double displacement);
+/* The prefetch order: each instance's i-th file in turn, each file once. */
+int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, struct file_list *fl);
+/*
+ * Mean |position in a - position in b| (each as a fraction of its
+ * sequence) over the files both hold, instance by instance; NAN when they
+ * share none or differ in instances. coverage: the share of b's files in a.
+ */
+double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b,
+			      uint32_t nfiles, double *coverage);
+
+/* What `run` did with a learned order (run.c), for the report. */
+struct rel_learn {
+	const char *file;		/* the learned-order file; NULL: not learning */
+	bool is_default;		/* run's own file for these instances */
+	int load_err;			/* 0: it was read; -ENOENT: none yet */
+	struct rel_learned old;		/* what it held */
+	bool used;			/* the prefetch ran in its order */
+	const char *unused_why;		/* why not, when it was read */
+	struct rel_order rec;		/* this run's */
+	double displacement, coverage;	/* this run's order against old; NAN: none */
+	bool stable;			/* the two agreed: saved as stable */
+	bool saved;
+	const char *not_saved_why;
+};
 
 /* ---- plan: the release vector ---- */
 
@@ -257,6 +330,7 @@ struct rel_report {
 	const struct rel_plan *plan;
 	const struct rel_module *module;	/* NULL: not used */
 	const struct rel_tracker *tracker;	/* NULL: not used */
+	const struct rel_learn *learn;		/* NULL: not learning */
 };
 
 void rel_report_print(const struct rel_report *rep);

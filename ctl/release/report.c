@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "lib/files.h"
@@ -52,8 +53,15 @@ static void print_registration(const struct rel_report *rep)
 		out_u64("files_present", NULL, m->files_present);
 		out_u64("steered_pages", NULL, m->steered);
 		out_u64("prefetched_pages", NULL, m->prefetched);
-		out_bool("prefetch_started", m->prefetch_started ?
-			 ", prefetched in --prefetch-order's order" : NULL, m->prefetch_started);
+		out_bool("prefetch_started", NULL, m->prefetch_started);
+		if (m->prefetch_source)
+			out_str("prefetch_source", NULL, m->prefetch_source);
+		else
+			out_null("prefetch_source", NULL);
+		if (m->prefetch_started)
+			out_text(", prefetched in %s", m->prefetch_source &&
+				 !strcmp(m->prefetch_source, "learned") ?
+				 "the learned read order" : "--prefetch-order's order");
 		out_obj_close();
 	} else {
 		out_null("module", " tandem.ko not used");
@@ -258,6 +266,58 @@ static void print_residency(const struct rel_report *rep)
 	out_text("\n");
 }
 
+static void out_frac(const char *key, double v)
+{
+	if (isnan(v))
+		out_null(key, NULL);
+	else
+		out_double(key, NULL, v);
+}
+
+/* The learned read order: what this run recorded, compared, kept, used. */
+static void print_learn(const struct rel_report *rep)
+{
+	const struct rel_learn *l = rep->learn;
+	uint64_t total = 0;
+
+	if (!l) {
+		out_null("read_order", NULL);
+		return;
+	}
+	for (int j = 0; j < l->rec.seqs.n; j++)
+		total += l->rec.seqs.len[j];
+	out_obj_open("read_order");
+	out_str("file", "read order (%s)", l->file);
+	out_bool("default_file", NULL, l->is_default);
+	out_bool("recorded", NULL, l->rec.recording);
+	if (!l->rec.recording)
+		out_text(": not recorded (%s)", l->rec.why[0] ? l->rec.why : "?");
+	out_u64("files_recorded", l->rec.recording ? ": %llu first opens" : NULL, total);
+	out_u64("opens", l->rec.recording ? " of %llu opens" : NULL, l->rec.opens);
+	out_bool("incomplete", l->rec.incomplete ? " (events lost)" : NULL, l->rec.incomplete);
+	out_bool("learned_before", NULL, !l->load_err);
+	out_bool("used", l->used ? "; prefetched in the learned order" : NULL, l->used);
+	if (l->unused_why)
+		out_str("unused_why", "; the learned order not used: %s", l->unused_why);
+	else
+		out_null("unused_why", NULL);
+	out_frac("displacement", l->displacement);
+	out_frac("coverage", l->coverage);
+	if (!isnan(l->displacement))
+		out_text("; against it: displacement %.3f, %.0f%% of the files", l->displacement,
+			 100 * l->coverage);
+	out_bool("stable", NULL, l->stable);
+	out_bool("saved", NULL, l->saved);
+	if (l->saved)
+		out_text("; kept%s", l->stable ? " as stable (the next run prefetches in it)" :
+			 l->load_err ? " (a second run that repeats it makes it stable)" :
+			 " (not stable: it differed)");
+	else
+		out_text("; not kept (%s)", l->not_saved_why ? l->not_saved_why : "?");
+	out_obj_close();
+	out_text("\n");
+}
+
 void rel_report_print(const struct rel_report *rep)
 {
 	const struct rel_run *r = rep->run;
@@ -276,6 +336,7 @@ void rel_report_print(const struct rel_report *rep)
 	out_arr_close();
 	print_outcome(rep);
 	print_residency(rep);
+	print_learn(rep);
 	out_obj_close();
 }
 

@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "tracker/tracker.h"
 #include "tracker/internal.h"
 #include "tracker.skel.h"
@@ -328,24 +329,6 @@ static int ensure_bpffs(void)
 		ctl_err("tracker: cannot mount bpffs on /sys/fs/bpf: %s", strerror(errno));
 		return -errno;
 	}
-	return 0;
-}
-
-static int mkdir_p(const char *dir)
-{
-	char buf[PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
 	return 0;
 }
 

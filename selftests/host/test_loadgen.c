@@ -5,8 +5,10 @@
  * file sizes from stat(), elapsed time from the test's own clock, CPU time
  * from getrusage().
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 
 #include "kselftest_harness.h"
 #include "loadgen/loadgen.h"
+#include "release/release.h"
 
 #define NFILES 24
 
@@ -212,6 +215,77 @@ TEST_F(ds, first_needs_is_the_order_jobs_open)
 		EXPECT_STREQ(want[i], strrchr(self->ds.paths[files[i]], '/') + 1);
 	/* two seeds do not give seed 5's order: the second job's files come early */
 	EXPECT_NE(0, memcmp(want, a, sizeof(a)));
+}
+
+/*
+ * The learned read order (release/hook_order.c): each job's own sequence
+ * (lg_first_needs with one seed: what the jobs open, above), merged, is
+ * `loadgen order` of both seeds; it survives a save and a load; the same
+ * order against itself has displacement 0, another seed's much more.
+ */
+TEST_F(ds, learned_order_merge_save_load)
+{
+	uint64_t seeds[2] = { 5, 6 }, other = 9;
+	uint32_t files[NFILES], n;
+	struct rel_seqs s = { .n = 2 }, t = { .n = 2 };
+	struct rel_learned l;
+	struct file_list fl;
+	char path[96];
+	double cov, d;
+
+	for (int j = 0; j < 2; j++) {
+		ASSERT_EQ(0, lg_first_needs(&self->ds, &seeds[j], 1, 0, true, files, &n));
+		s.seq[j] = malloc(n * sizeof(uint32_t));
+		memcpy(s.seq[j], files, n * sizeof(uint32_t));
+		s.len[j] = s.cap[j] = n;
+	}
+	ASSERT_EQ(0, rel_order_merge(&s, &self->ds, &fl));
+	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 2, 0, true, files, &n));
+	ASSERT_EQ(n, fl.n);
+	for (uint32_t i = 0; i < n; i++)
+		EXPECT_STREQ(self->ds.paths[files[i]], fl.paths[i]);
+	file_list_free(&fl);
+
+	snprintf(path, sizeof(path), "%s.learned", self->dir);
+	ASSERT_EQ(0, rel_order_save(path, &s, &self->ds, true, 0.01));
+	ASSERT_EQ(0, rel_order_load(path, &self->ds, &l));
+	EXPECT_TRUE(l.stable);
+	EXPECT_EQ(0.01, l.displacement);
+	ASSERT_EQ(2, l.seqs.n);
+	for (int j = 0; j < 2; j++) {
+		ASSERT_EQ(s.len[j], l.seqs.len[j]);
+		EXPECT_EQ(0, memcmp(s.seq[j], l.seqs.seq[j], s.len[j] * sizeof(uint32_t)));
+	}
+	EXPECT_EQ(0, rel_order_displacement(&s, &l.seqs, self->ds.nfiles, &cov));
+	EXPECT_EQ(1, cov);
+	rel_seqs_free(&l.seqs);
+
+	/* job 1 with another seed: job 0 agrees, job 1 does not */
+	ASSERT_EQ(0, lg_first_needs(&self->ds, &other, 1, 0, true, files, &n));
+	for (int j = 0; j < 2; j++) {
+		t.seq[j] = malloc(n * sizeof(uint32_t));
+		memcpy(t.seq[j], j ? files : s.seq[0], n * sizeof(uint32_t));
+		t.len[j] = t.cap[j] = n;
+	}
+	d = rel_order_displacement(&s, &t, self->ds.nfiles, &cov);
+	EXPECT_GT(d, 0.05);
+	EXPECT_LT(d, 0.5);
+	EXPECT_EQ(1, cov);
+	t.n = 1;	/* another number of instances: not comparable */
+	EXPECT_TRUE(isnan(rel_order_displacement(&s, &t, self->ds.nfiles, &cov)));
+	t.n = 2;
+
+	/* not a learned-order file: refused */
+	FILE *f = fopen(path, "w");
+
+	ASSERT_NE(NULL, f);
+	fputs("/some/path\n", f);
+	fclose(f);
+	EXPECT_EQ(-EINVAL, rel_order_load(path, &self->ds, &l));
+	unlink(path);
+	EXPECT_EQ(-ENOENT, rel_order_load(path, &self->ds, &l));
+	rel_seqs_free(&s);
+	rel_seqs_free(&t);
 }
 
 /*

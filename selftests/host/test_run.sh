@@ -3,15 +3,17 @@
 # tandemctl run on the host: release offsets seen by the instances themselves
 # (their own clock), failure and --fail-fast exit status, SIGINT leaves no
 # process (including a grandchild that left the process group with setsid),
-# a model-predicted makespan in the report, progress:F releases, and the
-# warning when the model expects steering to cost time.
+# a model-predicted makespan in the report, progress:F releases, the
+# warning when the model expects steering to cost time, and the learned read
+# order (each job's first opens against `loadgen order`, kept as stable when
+# a second run repeats it, not when it differs or the run fails).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 12
+ksft_plan 16
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in 1 2 3 4 5 6 7 8 9 10; do ksft_skip "run $i" "needs $T and jq"; done
+	for i in $(seq 16); do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-run-XXXXXX)
@@ -120,4 +122,31 @@ fi
 rc=$?
 ksft_check "--prefetch-order with --no-register: a usage error (exit 2)" \
 	eval 'test $rc -eq 2 && grep -q "not both" "$tmp/err12"'
+# 13-16: --learn-order: the order each job first opens the dataset's files
+# (fanotify), kept in FILE; stable once a second run repeats it
+lg="$T loadgen $ds --seed"
+seq_of() { awk -v j="$1" '$1 == j { sub(/^[0-9]+ /, ""); print }' "$2"; }
+"$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn" --report "$tmp/r13.json" -- \
+	$lg 1 ::: $lg 2 >/dev/null 2>&1
+"$T" loadgen order "$ds" --seed 1 >"$tmp/order1"
+"$T" loadgen order "$ds" --seed 2 >"$tmp/order2"
+ksft_check "learned order: each job's first opens are its loadgen order (16 files each), kept" \
+	eval 'seq_of 0 "$tmp/learn" | cmp -s - "$tmp/order1" && seq_of 1 "$tmp/learn" | cmp -s - "$tmp/order2" &&
+	      test "$(jq -c ".read_order | [.files_recorded, .saved, .stable]" "$tmp/r13.json")" = "[32,true,false]"'
+"$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn" --report "$tmp/r14.json" -- \
+	$lg 1 ::: $lg 2 >/dev/null 2>&1
+ksft_check "learned order: a second run repeats it (displacement 0): kept as stable" \
+	eval 'test "$(jq -c ".read_order | [.displacement, .coverage, .stable, .used, .unused_why]" "$tmp/r14.json")" = \
+		"[0,1,true,false,\"seen in one run only\"]" && grep -q "^# stable 1" "$tmp/learn"'
+"$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn" --report "$tmp/r15.json" -- \
+	$lg 7 ::: $lg 8 >/dev/null 2>&1
+ksft_diag "other seeds: displacement $(jq .read_order.displacement "$tmp/r15.json")"
+ksft_check "learned order: other seeds differ (displacement > 0.05): kept, not stable" \
+	eval 'jq -e ".read_order | .displacement > 0.05 and .stable == false and .saved" "$tmp/r15.json" >/dev/null &&
+	      grep -q "^# stable 0" "$tmp/learn"'
+cp "$tmp/learn" "$tmp/learn.before"
+"$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn" --report "$tmp/r16.json" -- \
+	$lg 1 ::: sh -c "$lg 2 >/dev/null; exit 3" >/dev/null 2>&1
+ksft_check "learned order: a run with a failed job keeps nothing" \
+	eval 'jq -e ".read_order.saved == false" "$tmp/r16.json" >/dev/null && cmp -s "$tmp/learn" "$tmp/learn.before"'
 ksft_finish

@@ -4,7 +4,9 @@
 # clock, coreutils date), sharing counts against the files' sizes (stat) and
 # fincore, residency per node from tandem.ko against fincore and the node's
 # meminfo, a failing instance, SIGINT, progress:F on the tracker's counters,
-# --prefetch-order (the jobs verify every byte; a bad order file starts nothing).
+# --prefetch-order (the jobs verify every byte; a bad order file starts nothing),
+# the learned read order (by default with the module: kept after a run,
+# stable after a second, prefetched by in the third; the jobs verify).
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 DIR=${DATA:-/mnt/data}/t80
@@ -12,7 +14,7 @@ DS=$DIR/ds
 DATE=/usr/bin/date	# busybox's date has no %N
 JQ=/usr/bin/jq
 export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-t80
-ksft_plan 16
+ksft_plan 18
 
 cleanup() {
 	tandemctl tracker unload >/dev/null 2>&1
@@ -20,7 +22,7 @@ cleanup() {
 	rmmod tandem 2>/dev/null
 }
 if [ ! -x $DATE ] || [ ! -x $JQ ] || ! command -v fincore >/dev/null; then
-	for i in $(seq 16); do ksft_skip "run $i" "needs $DATE, $JQ and fincore in the image"; done
+	for i in $(seq 18); do ksft_skip "run $i" "needs $DATE, $JQ and fincore in the image"; done
 	ksft_finish
 fi
 insmod "$KO" || { ksft_fail "load tandem.ko"; ksft_finish; }
@@ -153,5 +155,28 @@ tandemctl run --dataset "$DS" --no-track --prefetch-order "$DIR/order" -- \
 rc=$?
 ksft_check "--prefetch-order with a file outside the dataset: exit 1, says which, nothing ran" \
 	eval 'test $rc -eq 1 && grep -q "$DIR/outside is not a file of the dataset" "$DIR/err16" && test ! -e "$DIR/ran16"'
+# 17-18: the learned read order, by default: two runs of the same jobs make it
+# stable, the third prefetches in it (other commands than 14-15's, which
+# learned theirs)
+cold
+rm -f /var/lib/tandem/order/*.order
+for k in 1 2 3; do
+	cold
+	pf0=$(tandemctl -j residency ds | $JQ .counters.prefetched)
+	tandemctl run --dataset "$DS" --no-track --report "$DIR/l$k.json" -- \
+		tandemctl loadgen "$DS" --seed 3 --verify --compute 10ms ::: \
+		tandemctl loadgen "$DS" --seed 4 --verify --compute 10ms >"$DIR/outl$k" 2>&1
+	eval "rc$k=\$?"
+	pf1=$(tandemctl -j residency ds | $JQ .counters.prefetched)
+	eval "pf$k=$((pf1 - pf0))"
+	ksft_diag "learned order run $k: exit $(eval echo \$rc$k), prefetched $((pf1 - pf0)) pages, $($JQ -c '.read_order | [.file, .files_recorded, .displacement, .stable, .used]' "$DIR/l$k.json")"
+done
+ksft_check "learned order: kept in /var/lib/tandem/order by default, stable after the second run" \
+	eval 'test $rc1 -eq 0 -a $rc2 -eq 0 &&
+	      $JQ -e ".read_order | .default_file and (.file | startswith(\"/var/lib/tandem/order/\")) and .files_recorded == 64 and .stable and (.used | not)" "$DIR/l2.json" >/dev/null &&
+	      $JQ -e ".module.prefetch_started == false" "$DIR/l2.json" >/dev/null'
+ksft_check "learned order: the third run prefetches in it, both jobs verified every byte" \
+	eval 'test $rc3 -eq 0 -a $pf3 -gt 0 &&
+	      $JQ -e ".module.prefetch_source == \"learned\" and .module.prefetch_started and .read_order.used and .read_order.displacement == 0" "$DIR/l3.json" >/dev/null'
 cleanup
 ksft_finish

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The release engine's read-order hook (release.h, struct rel_order) and the
+ * learned order it feeds (Documentation/model.md, "The learned read order").
+ *
+ * While the instances run, fanotify reports every open of a dataset file
+ * (FAN_OPEN on each directory that holds one, or on the dataset's mount when
+ * there are many); the opening process is mapped to its instance by process
+ * group, so an instance's DataLoader workers count as the instance. Each
+ * instance's sequence is the dataset files in the order it first opened
+ * them: for a job with a seeded shuffle, its first epoch's order.
+ *
+ * A learned-order file holds those sequences. run.c saves one after a run
+ * that recorded cleanly, compares it with the one it loaded (the mean
+ * displacement of a file's position, 0 when the order repeated, about 1/3
+ * for two unrelated shuffles), marks it stable when the two agree, and
+ * prefetches by a stable one the next time the same instances run: the
+ * sequences merged, each instance's i-th file in turn, as `loadgen order`
+ * does for loadgen jobs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "release/release.h"
+
+#define ORDER_MAX_DIR_MARKS	1024	/* more directories: one mark on the mount */
+#define ORDER_MAGIC		"# tandem learned read order v1"
+
+struct order_id {
+	dev_t dev;
+	ino_t ino;
+	uint32_t idx;
+};
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct order_id *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void rel_seqs_free(struct rel_seqs *s)
+{
+	for (int j = 0; j < REL_MAX_INST; j++)
+		free(s->seq[j]);
+	memset(s, 0, sizeof(*s));
+}
+
+static int seq_push(struct rel_seqs *s, int j, uint32_t idx)
+{
+	if (s->len[j] == s->cap[j]) {
+		size_t cap = s->cap[j] ? 2 * s->cap[j] : 256;
+		uint32_t *p = realloc(s->seq[j], cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->seq[j] = p;
+		s->cap[j] = cap;
+	}
+	s->seq[j][s->len[j]++] = idx;
+	return 0;
+}
+
+/* ---- recording ---- */
+
+static long order_lookup(const struct rel_order *o, dev_t dev, ino_t ino)
+{
+	struct order_id key = { dev, ino, 0 }, *hit;
+
+	hit = bsearch(&key, o->ids, o->ds->nfiles, sizeof(key), id_cmp);
+	return hit ? (long)hit->idx : -1;
+}
+
+static void order_event(struct rel_order *o, int fd, pid_t pid)
+{
+	struct stat st;
+	pid_t pgid;
+	long idx;
+	int job = -1;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return;
+	idx = order_lookup(o, st.st_dev, st.st_ino);
+	if (idx < 0)
+		return;
+	/*
+	 * An instance's leader is its group's pid, even once reaped; another
+	 * process (a DataLoader worker) by its group, while it exists.
+	 */
+	pthread_mutex_lock(&o->mu);
+	for (int j = 0; j < o->seqs.n && job < 0; j++)
+		if (o->pgid[j] == pid)
+			job = j;
+	pthread_mutex_unlock(&o->mu);
+	pgid = job < 0 ? getpgid(pid) : pid;
+	if (pgid <= 0)
+		return;
+	pthread_mutex_lock(&o->mu);
+	for (int j = 0; j < o->seqs.n && job < 0; j++)
+		if (o->pgid[j] == pgid)
+			job = j;
+	pthread_mutex_unlock(&o->mu);
+	if (job < 0)
+		return;
+	o->opens++;
+	if (o->seen[(size_t)job * o->ds->nfiles + idx])
+		return;
+	o->seen[(size_t)job * o->ds->nfiles + idx] = 1;
+	if (seq_push(&o->seqs, job, idx))
+		o->incomplete = true;
+}
+
+static void order_drain(struct rel_order *o)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	struct fanotify_event_metadata *m;
+	ssize_t len;
+
+	while ((len = read(o->fan, buf, sizeof(buf))) > 0) {
+		for (m = (void *)buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION) {
+				o->incomplete = true;
+				return;
+			}
+			if (m->mask & FAN_Q_OVERFLOW)
+				o->incomplete = true;
+			if (m->fd >= 0) {
+				order_event(o, m->fd, m->pid);
+				close(m->fd);
+			}
+		}
+	}
+}
+
+static void *order_thread(void *arg)
+{
+	struct rel_order *o = arg;
+	struct pollfd pf[2] = { { .fd = o->fan, .events = POLLIN },
+				{ .fd = o->stop[0], .events = POLLIN } };
+
+	for (;;) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			o->incomplete = true;
+			break;
+		}
+		if (pf[0].revents & POLLIN)
+			order_drain(o);
+		if (pf[1].revents)
+			break;
+	}
+	order_drain(o);		/* what was queued before the stop */
+	return NULL;
+}
+
+/* FAN_OPEN on each directory holding a dataset file, or on the dataset's mount. */
+static int order_marks(struct rel_order *o, const struct rel_dataset *d)
+{
+	const struct lg_dataset *ds = d->files;
+	char **dirs = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*dirs));
+	size_t n = 0, uniq = 0;
+	int err = 0;
+
+	if (!dirs)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < ds->nfiles && !err; f++) {
+		char *slash;
+
+		dirs[n] = strdup(ds->paths[f]);
+		if (!dirs[n]) {
+			err = -ENOMEM;
+			break;
+		}
+		slash = strrchr(dirs[n], '/');
+		if (slash == dirs[n])
+			slash[1] = 0;		/* a file in / */
+		else if (slash)
+			*slash = 0;
+		n++;
+	}
+	if (!err) {
+		qsort(dirs, n, sizeof(*dirs), str_cmp);
+		for (size_t i = 0; i < n; i++)
+			if (!i || strcmp(dirs[i], dirs[i - 1]))
+				uniq++;
+	}
+	if (!err && uniq > ORDER_MAX_DIR_MARKS) {
+		if (fanotify_mark(o->fan, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN, AT_FDCWD,
+				  d->dir))
+			err = -errno;
+		o->mount_mark = true;
+	}
+	for (size_t i = 0; !err && !o->mount_mark && i < n; i++)
+		if ((!i || strcmp(dirs[i], dirs[i - 1])) &&
+		    fanotify_mark(o->fan, FAN_MARK_ADD, FAN_OPEN | FAN_EVENT_ON_CHILD, AT_FDCWD,
+				  dirs[i]))
+			err = -errno;
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+	return err;
+}
+
+static void order_close(struct rel_order *o)
+{
+	if (o->thread) {
+		char c = 0;
+
+		if (write(o->stop[1], &c, 1) != 1)
+			pthread_cancel(o->tid);
+		pthread_join(o->tid, NULL);
+		o->thread = false;
+	}
+	for (int k = 0; k < 2; k++)
+		if (o->stop[k] >= 0)
+			close(o->stop[k]);
+	if (o->fan >= 0)
+		close(o->fan);
+	o->stop[0] = o->stop[1] = o->fan = -1;
+	free(o->ids);
+	free(o->seen);
+	o->ids = NULL;
+	o->seen = NULL;
+}
+
+static int order_register(void *state, const struct rel_dataset *d)
+{
+	struct rel_order *o = state;
+	const struct lg_dataset *ds = d->files;
+	sigset_t all, old;
+	int err;
+
+	o->fan = o->stop[0] = o->stop[1] = -1;
+	o->ds = ds;
+	o->recording = false;
+	memset(&o->seqs, 0, sizeof(o->seqs));
+	o->ids = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*o->ids));
+	o->seen = calloc((size_t)REL_MAX_INST * (ds->nfiles ? ds->nfiles : 1), 1);
+	if (!o->ids || !o->seen) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t f = 0; f < ds->nfiles; f++)
+		o->ids[f] = (struct order_id){ ds->devs[f], ds->inos[f], f };
+	qsort(o->ids, ds->nfiles, sizeof(*o->ids), id_cmp);
+	o->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
+			       O_RDONLY | O_LARGEFILE | O_CLOEXEC);
+	if (o->fan < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = order_marks(o, d);
+	if (err)
+		goto fail;
+	if (pipe2(o->stop, O_CLOEXEC)) {
+		err = -errno;
+		goto fail;
+	}
+	pthread_mutex_init(&o->mu, NULL);
+	/* every signal blocked in the thread: the engine takes them with sigtimedwait() */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&o->tid, NULL, order_thread, o);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		goto fail;
+	o->thread = true;
+	o->recording = true;
+	return 0;
+fail:
+	snprintf(o->why, sizeof(o->why), "%s%s", strerror(-err),
+		 err == -EPERM ? " (fanotify needs CAP_SYS_ADMIN)" : "");
+	order_close(o);
+	return err;
+}
+
+static int order_job_start(void *state, int idx, const char *name, pid_t pgid)
+{
+	struct rel_order *o = state;
+
+	(void)name;
+	if (idx < 0 || idx >= REL_MAX_INST)
+		return 0;
+	pthread_mutex_lock(&o->mu);
+	o->pgid[idx] = pgid;
+	if (idx >= o->seqs.n)
+		o->seqs.n = idx + 1;
+	pthread_mutex_unlock(&o->mu);
+	return 0;
+}
+
+static void order_finish(void *state)
+{
+	struct rel_order *o = state;
+
+	if (o->thread)
+		pthread_mutex_destroy(&o->mu);
+	order_close(o);
+}
+
+const struct rel_ops rel_order_ops = {
+	.name = "read order",
+	.dataset_register = order_register,
+	.job_start = order_job_start,
+	.finish = order_finish,
+};
+
+/* ---- learned-order files ---- */
+
+/* Index of path among ds's files by name: ds->paths sorted once. */
+struct path_index {
+	size_t n;
+	struct path_ent { const char *path; uint32_t idx; } *e;
+};
+
+static int pent_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct path_ent *)a)->path, ((const struct path_ent *)b)->path);
+}
+
+static int path_index_make(const struct lg_dataset *ds, struct path_index *pi)
+{
+	pi->n = ds->nfiles;
+	pi->e = calloc(pi->n ? pi->n : 1, sizeof(*pi->e));
+	if (!pi->e)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < ds->nfiles; f++)
+		pi->e[f] = (struct path_ent){ ds->paths[f], f };
+	qsort(pi->e, pi->n, sizeof(*pi->e), pent_cmp);
+	return 0;
+}
+
+int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l)
+{
+	struct path_index pi = { 0 };
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	uint8_t *seen = NULL;
+	FILE *f;
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	l->displacement = NAN;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	err = path_index_make(ds, &pi);
+	seen = calloc((size_t)REL_MAX_INST * (ds->nfiles ? ds->nfiles : 1), 1);
+	if (!err && !seen)
+		err = -ENOMEM;
+	while (!err && (len = getline(&line, &cap, f)) > 0) {
+		struct path_ent key, *hit;
+		char *end;
+		long j;
+
+		lineno++;
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (lineno == 1 && strcmp(line, ORDER_MAGIC)) {
+			err = -EINVAL;
+			break;
+		}
+		if (!strncmp(line, "# stable ", 9)) {
+			l->stable = line[9] == '1';
+			sscanf(line + 10, " displacement %lf", &l->displacement);
+		}
+		if (!len || line[0] == '#')
+			continue;
+		errno = 0;
+		j = strtol(line, &end, 10);
+		if (errno || end == line || *end != ' ' || j < 0 || j >= REL_MAX_INST) {
+			err = -EINVAL;
+			break;
+		}
+		key.path = end + 1;
+		hit = bsearch(&key, pi.e, pi.n, sizeof(key), pent_cmp);
+		if (!hit) {
+			l->dropped++;	/* no longer a file of the dataset */
+			continue;
+		}
+		if (seen[(size_t)j * ds->nfiles + hit->idx])
+			continue;
+		seen[(size_t)j * ds->nfiles + hit->idx] = 1;
+		err = seq_push(&l->seqs, (int)j, hit->idx);
+		if (j >= l->seqs.n)
+			l->seqs.n = (int)j + 1;
+	}
+	if (!err && ferror(f))
+		err = -EIO;
+	if (!err && lineno == 0)
+		err = -EINVAL;
+	if (err)
+		rel_seqs_free(&l->seqs);
+	free(seen);
+	free(line);
+	free(pi.e);
+	fclose(f);
+	return err;
+}
+
+int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, struct file_list *fl)
+{
+	uint8_t *taken = calloc(ds->nfiles ? ds->nfiles : 1, 1);
+	size_t longest = 0, total = 0;
+
+	memset(fl, 0, sizeof(*fl));
+	for (int j = 0; j < s->n; j++) {
+		longest = s->len[j] > longest ? s->len[j] : longest;
+		total += s->len[j];
+	}
+	fl->paths = calloc(total ? total : 1, sizeof(*fl->paths));
+	if (!taken || !fl->paths) {
+		free(taken);
+		free(fl->paths);
+		fl->paths = NULL;
+		return -ENOMEM;
+	}
+	fl->cap = total;
+	for (size_t i = 0; i < longest; i++)
+		for (int j = 0; j < s->n; j++) {
+			uint32_t f;
+
+			if (i >= s->len[j] || taken[f = s->seq[j][i]])
+				continue;
+			taken[f] = 1;
+			fl->paths[fl->n] = strdup(ds->paths[f]);
+			if (!fl->paths[fl->n]) {
+				free(taken);
+				file_list_free(fl);
+				return -ENOMEM;
+			}
+			fl->bytes += ds->sizes[f];
+			fl->n++;
+		}
+	free(taken);
+	return 0;
+}
+
+double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b,
+			      uint32_t nfiles, double *coverage)
+{
+	int32_t *pos = malloc((nfiles ? nfiles : 1) * sizeof(*pos));
+	double sum = 0;
+	size_t common = 0, total = 0;
+
+	*coverage = 0;
+	if (!pos || a->n != b->n) {
+		free(pos);
+		return NAN;
+	}
+	for (int j = 0; j < a->n; j++) {
+		for (uint32_t f = 0; f < nfiles; f++)
+			pos[f] = -1;
+		for (size_t k = 0; k < a->len[j]; k++)
+			pos[a->seq[j][k]] = (int32_t)k;
+		total += b->len[j];
+		for (size_t k = 0; k < b->len[j]; k++) {
+			int32_t p = pos[b->seq[j][k]];
+
+			if (p < 0)
+				continue;
+			sum += fabs((double)p / a->len[j] - (double)k / b->len[j]);
+			common++;
+		}
+	}
+	free(pos);
+	if (!total || !common)
+		return NAN;
+	*coverage = (double)common / total;
+	return sum / common;
+}
+
+int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
+		   bool stable, double displacement)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%s\n# dataset %s\n# instances %d\n", ORDER_MAGIC, ds->dir, s->n);
+	if (isnan(displacement))
+		fprintf(f, "# stable %d\n", stable);
+	else
+		fprintf(f, "# stable %d displacement %.6f\n", stable, displacement);
+	for (int j = 0; j < s->n; j++)
+		for (size_t k = 0; k < s->len[j]; k++)
+			if (!strchr(ds->paths[s->seq[j][k]], '\n'))	/* a line per path */
+				fprintf(f, "%d %s\n", j, ds->paths[s->seq[j][k]]);
+	if (fflush(f) || fsync(fileno(f)))
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
