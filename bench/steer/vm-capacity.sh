@@ -193,7 +193,7 @@ echo "C dataset_nodes end $($SB nodes "$D")"
 [ "$CONFIG" != off ] && echo "C residency $(tandemctl -j residency ds)"
 if [ "${PREFETCH_ORDER:-}" = learned ]; then
 	cat /tmp/run.err
-	echo "C learned_run $(/usr/bin/jq -c '{module, read_order, measured_makespan_s}' /tmp/run.json)"
+	echo "C learned_run $(/usr/bin/jq -c '{module: .module, read_order: .read_order, makespan_s: .measured_makespan_s}' /tmp/run.json)"
 fi
 if [ "$GROW_AT" = end ]; then
 	kill -USR1 $hog
