@@ -11,8 +11,9 @@
 #     an order that must not be taken for the same.
 # (b) The recorder's cost where it is highest: open-heavy jobs (two loadgen
 #     jobs over many small cached files, no compute), with and without
-#     recording, REPS times interleaved; median wall time of each and the
-#     ratio.
+#     recording, REPS times interleaved, 1 epoch and 3 epochs (recording
+#     stops once every job opened every file); median wall time of each and
+#     the ratio.
 #
 #   OUT=build/bench/order bash bench/realjobs/order.sh [--reps N] [--workers W]
 #
@@ -54,21 +55,24 @@ echo "# (b) recorder cost: 2 loadgen jobs over 20000 cached 4 KiB files, no comp
 small=$OUT/small
 [ -d "$small" ] || "$T" loadgen gen "$small" --files 20000 --size 4K >/dev/null
 cat "$small"/* >/dev/null
-lg="$T loadgen $small --compute 0 --seed"
-: >"$OUT/b.tsv"
-for k in $(seq 1 "$reps"); do
-	for mode in off on; do
-		opt=--no-learn-order
-		[ $mode = on ] && opt="--learn-order $OUT/small.learned"
-		# shellcheck disable=SC2086
-		"$T" run --dataset "$small" --no-track $opt --report "$OUT/b-$mode$k.json" -- $lg 1 ::: $lg 2 >/dev/null 2>&1 ||
-			{ echo "order.sh: (b) run failed" >&2; exit 1; }
-		printf '%s\t%s\t%s\n' $mode "$k" "$(jq .measured_makespan_s "$OUT/b-$mode$k.json")" >>"$OUT/b.tsv"
+for ep in 1 3; do
+	lg="$T loadgen $small --compute 0 --epochs $ep --seed"
+	: >"$OUT/b$ep.tsv"
+	for k in $(seq 1 "$reps"); do
+		for mode in off on; do
+			opt=--no-learn-order
+			[ $mode = on ] && opt="--learn-order $OUT/small.learned"
+			# shellcheck disable=SC2086
+			"$T" run --dataset "$small" --no-track $opt --report "$OUT/b$ep-$mode$k.json" -- $lg 1 ::: $lg 2 >/dev/null 2>&1 ||
+				{ echo "order.sh: (b) run failed" >&2; exit 1; }
+			printf '%s\t%s\t%s\n' $mode "$k" "$(jq .measured_makespan_s "$OUT/b$ep-$mode$k.json")" >>"$OUT/b$ep.tsv"
+		done
 	done
+	printf '%d epoch(s): ' $ep
+	awk '{ w[$1] = w[$1] " " $3 }
+		function med(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			lo = a[1]; hi = a[n]; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		END { mo = med(w["off"]); lo0 = lo; hi0 = hi; mn = med(w["on"])
+			printf "without recording %.3f s [%.3f-%.3f], recording %.3f s [%.3f-%.3f], ratio %.3f; ", mo, lo0, hi0, mn, lo, hi, mn / mo }' "$OUT/b$ep.tsv"
+	jq -c '.read_order | {files_recorded, opens, stopped_early}' "$OUT/b$ep-on$reps.json"
 done
-awk '{ w[$1] = w[$1] " " $3 }
-	function med(s,   a, n, i, j, t) { n = split(s, a, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-		lo = a[1]; hi = a[n]; return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-	END { mo = med(w["off"]); lo0 = lo; hi0 = hi; mn = med(w["on"])
-		printf "without recording: %.3f s [%.3f-%.3f]; recording: %.3f s [%.3f-%.3f]; ratio %.3f\n", mo, lo0, hi0, mn, lo, hi, mn / mo }' "$OUT/b.tsv"
-jq -c '.read_order | {files_recorded, opens, incomplete}' "$OUT/b-on$reps.json"

@@ -95,7 +95,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	struct stat st;
 	pid_t pgid;
 	long idx;
-	int job = -1;
+	int job = -1, njobs;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return;
@@ -118,6 +118,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	for (int j = 0; j < o->seqs.n && job < 0; j++)
 		if (o->pgid[j] == pgid)
 			job = j;
+	njobs = o->seqs.n;
 	pthread_mutex_unlock(&o->mu);
 	if (job < 0)
 		return;
@@ -127,6 +128,14 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	o->seen[(size_t)job * o->ds->nfiles + idx] = 1;
 	if (seq_push(&o->seqs, job, idx))
 		o->incomplete = true;
+	/*
+	 * Every instance (all are forked, so known, before the first release)
+	 * has opened every file: later opens (epochs) add nothing, and the
+	 * marks go, so that they cost nothing either.
+	 */
+	if (o->seqs.len[job] == o->ds->nfiles && ++o->complete == njobs)
+		o->flushed = !fanotify_mark(o->fan, FAN_MARK_FLUSH |
+					    (o->mount_mark ? FAN_MARK_MOUNT : 0), 0, AT_FDCWD, NULL);
 }
 
 static void order_drain(struct rel_order *o)
@@ -254,6 +263,8 @@ static int order_register(void *state, const struct rel_dataset *d)
 	o->ds = ds;
 	o->recording = false;
 	memset(&o->seqs, 0, sizeof(o->seqs));
+	o->complete = 0;
+	o->flushed = false;
 	o->ids = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*o->ids));
 	o->seen = calloc((size_t)REL_MAX_INST * (ds->nfiles ? ds->nfiles : 1), 1);
 	if (!o->ids || !o->seen) {

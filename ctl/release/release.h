@@ -216,11 +216,13 @@ struct rel_order {
 	bool recording;			/* fanotify was set up: opens were watched */
 	bool incomplete;		/* events lost (queue overflow, memory) */
 	bool mount_mark;		/* the mark is on the dataset's mount */
+	bool flushed;			/* every instance opened every file: marks removed */
 	char why[96];			/* why not recording */
 	uint64_t opens;			/* dataset opens by the instances */
 	struct rel_seqs seqs;
 	/* inside */
 	const struct lg_dataset *ds;
+	int complete;			/* instances that opened every file */
 	struct order_id *ids;
 	uint8_t *seen;
 	int fan, stop[2];

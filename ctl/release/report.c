@@ -295,6 +295,8 @@ static void print_learn(const struct rel_report *rep)
 	out_u64("files_recorded", l->rec.recording ? ": %llu first opens" : NULL, total);
 	out_u64("opens", l->rec.recording ? " of %llu opens" : NULL, l->rec.opens);
 	out_bool("incomplete", l->rec.incomplete ? " (events lost)" : NULL, l->rec.incomplete);
+	out_bool("stopped_early", l->rec.flushed ? " (stopped once every job had opened every file)" :
+		 NULL, l->rec.flushed);
 	out_bool("learned_before", NULL, !l->load_err);
 	out_bool("used", l->used ? "; prefetched in the learned order" : NULL, l->used);
 	if (l->unused_why)
@@ -311,7 +313,9 @@ static void print_learn(const struct rel_report *rep)
 	if (l->saved)
 		out_text("; kept%s", l->stable ? " as stable (the next run prefetches in it)" :
 			 l->load_err ? " (a second run that repeats it makes it stable)" :
-			 " (not stable: it differed)");
+			 " (not stable: the jobs read in another order this time; a sampler "
+			 "seeded the same each run, e.g. DataLoader(generator=torch.Generator()"
+			 ".manual_seed(S)), lets the next runs prefetch in it)");
 	else
 		out_text("; not kept (%s)", l->not_saved_why ? l->not_saved_why : "?");
 	out_obj_close();

@@ -11,9 +11,9 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 16
+ksft_plan 17
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 16); do ksft_skip "run $i" "needs $T and jq"; done
+	for i in $(seq 17); do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-run-XXXXXX)
@@ -149,4 +149,11 @@ cp "$tmp/learn" "$tmp/learn.before"
 	$lg 1 ::: sh -c "$lg 2 >/dev/null; exit 3" >/dev/null 2>&1
 ksft_check "learned order: a run with a failed job keeps nothing" \
 	eval 'jq -e ".read_order.saved == false" "$tmp/r16.json" >/dev/null && cmp -s "$tmp/learn" "$tmp/learn.before"'
+# 17: 3 epochs: once both jobs opened every file the marks go (later epochs'
+# opens are not watched: fewer than the 96 opens of the run)
+"$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn3" --report "$tmp/r17.json" -- \
+	$lg 1 --epochs 3 ::: $lg 2 --epochs 3 >/dev/null 2>&1
+ksft_diag "3 epochs: $(jq -c '.read_order | {files_recorded, opens, stopped_early}' "$tmp/r17.json")"
+ksft_check "learned order: recording stops once every job opened every file" \
+	eval 'jq -e ".read_order | .files_recorded == 32 and .opens < 96 and .stopped_early and .saved" "$tmp/r17.json" >/dev/null'
 ksft_finish
