@@ -80,6 +80,29 @@ static int seq_push(struct rel_seqs *s, int j, uint32_t idx)
 	return 0;
 }
 
+/*
+ * Whether instance j has file idx already, marking it: a bitmap per
+ * instance, made at its first file (only the instances that run pay).
+ * -ENOMEM when it cannot be made.
+ */
+static int seen_test_set(uint64_t **seen, int j, uint32_t idx, uint32_t nfiles)
+{
+	if (!seen[j] && !(seen[j] = calloc(nfiles / 64 + 1, sizeof(uint64_t))))
+		return -ENOMEM;
+	if (seen[j][idx / 64] & (1ULL << (idx % 64)))
+		return 1;
+	seen[j][idx / 64] |= 1ULL << (idx % 64);
+	return 0;
+}
+
+static void seen_free(uint64_t **seen)
+{
+	for (int j = 0; j < REL_MAX_INST; j++) {
+		free(seen[j]);
+		seen[j] = NULL;
+	}
+}
+
 /* ---- recording ---- */
 
 static long order_lookup(const struct rel_order *o, dev_t dev, ino_t ino)
@@ -123,9 +146,15 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	if (job < 0)
 		return;
 	o->opens++;
-	if (o->seen[(size_t)job * o->ds->nfiles + idx])
+	switch (seen_test_set(o->seen, job, idx, o->ds->nfiles)) {
+	case 0:
+		break;
+	case 1:
 		return;
-	o->seen[(size_t)job * o->ds->nfiles + idx] = 1;
+	default:
+		o->incomplete = true;
+		return;
+	}
 	if (seq_push(&o->seqs, job, idx))
 		o->incomplete = true;
 	/*
@@ -247,9 +276,8 @@ static void order_close(struct rel_order *o)
 		close(o->fan);
 	o->stop[0] = o->stop[1] = o->fan = -1;
 	free(o->ids);
-	free(o->seen);
 	o->ids = NULL;
-	o->seen = NULL;
+	seen_free(o->seen);
 }
 
 static int order_register(void *state, const struct rel_dataset *d)
@@ -266,8 +294,8 @@ static int order_register(void *state, const struct rel_dataset *d)
 	o->complete = 0;
 	o->flushed = false;
 	o->ids = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*o->ids));
-	o->seen = calloc((size_t)REL_MAX_INST * (ds->nfiles ? ds->nfiles : 1), 1);
-	if (!o->ids || !o->seen) {
+	memset(o->seen, 0, sizeof(o->seen));
+	if (!o->ids) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -367,7 +395,7 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	ssize_t len;
-	uint8_t *seen = NULL;
+	uint64_t *seen[REL_MAX_INST] = { 0 };
 	FILE *f;
 	int err;
 
@@ -377,9 +405,6 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	if (!f)
 		return -errno;
 	err = path_index_make(ds, &pi);
-	seen = calloc((size_t)REL_MAX_INST * (ds->nfiles ? ds->nfiles : 1), 1);
-	if (!err && !seen)
-		err = -ENOMEM;
 	while (!err && (len = getline(&line, &cap, f)) > 0) {
 		struct path_ent key, *hit;
 		char *end;
@@ -410,10 +435,13 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 			l->dropped++;	/* no longer a file of the dataset */
 			continue;
 		}
-		if (seen[(size_t)j * ds->nfiles + hit->idx])
+		err = seen_test_set(seen, (int)j, hit->idx, ds->nfiles);
+		if (err == 1) {
+			err = 0;	/* a file again: its first place counts */
 			continue;
-		seen[(size_t)j * ds->nfiles + hit->idx] = 1;
-		err = seq_push(&l->seqs, (int)j, hit->idx);
+		}
+		if (!err)
+			err = seq_push(&l->seqs, (int)j, hit->idx);
 		if (j >= l->seqs.n)
 			l->seqs.n = (int)j + 1;
 	}
@@ -423,7 +451,7 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 		err = -EINVAL;
 	if (err)
 		rel_seqs_free(&l->seqs);
-	free(seen);
+	seen_free(seen);
 	free(line);
 	free(pi.e);
 	fclose(f);

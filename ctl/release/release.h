@@ -224,7 +224,7 @@ struct rel_order {
 	const struct lg_dataset *ds;
 	int complete;			/* instances that opened every file */
 	struct order_id *ids;
-	uint8_t *seen;
+	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
 	int fan, stop[2];
 	bool thread;
 	pthread_t tid;
