@@ -19,7 +19,7 @@ PY=/usr/bin/python3
 OUT=${OUT:-$top/build/bench/calnoise}
 NAME=${STORE_NAME:-rj}
 MNT=${STORE_DIR:-/var/tmp/tandem-rj/mnt}
-QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet )}
+QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet || true )}
 WARM=${WARM:-30s}
 export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-rj}
 reps=3 scenarios="same2 differ2" builds=()

@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 M=$here/measure.sh
 reps=${1:-3}
-QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet )}
+QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet || true )}
 measure=1 calrun=1
 for a in "$@"; do
 	case $a in --no-measure) measure=0 ;; --no-calrun) calrun=0 ;; esac

@@ -35,7 +35,7 @@ PY=/usr/bin/python3
 OUT=${OUT:-$top/build/bench/realjobs}
 NAME=${STORE_NAME:-rj}
 MNT=${STORE_DIR:-/var/tmp/tandem-rj/mnt}
-QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet )}
+QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet || true )}
 export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-rj}
 reps=2 scenarios="same2 differ2 three"
 GRID=${GRID:-0 2 4 6 9 12 auto}
