@@ -4,7 +4,7 @@
  * run's dataset is found or created under its name and gets the run's
  * files, so tandem.ko steers it; with --prefetch-order, tandem.ko prefetches
  * it in that order from just before the first release (and a prefetch still
- * running when the run ends is cancelled); after the run its per-node
+ * running when the run ends is cancelled, when it is this run's); after the run its per-node
  * residency and counters go to the report. Without the module loaded the hook stays out.
  */
 #include <errno.h>
@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "release/release.h"
+
+#define MOD_PREFETCH_SLACK_S	0.25	/* our request to the module's clock, at most */
 
 /* tandem.ko wants absolute paths */
 static int abs_paths(const struct lg_dataset *ds, struct file_list *fl)
@@ -57,7 +60,10 @@ static int mod_register(void *state, const struct rel_dataset *d)
 	m->prefetch_started = false;
 	if (!err && m->prefetch) {
 		struct dataset_prefetch req = { .id = m->id, .files = m->prefetch };
-		int ret = dataset_prefetch(m->nl, &req);
+		int ret;
+
+		m->prefetch_t0 = now_s();
+		ret = dataset_prefetch(m->nl, &req);
 
 		if (ret)
 			ctl_err("tandem.ko: prefetch of dataset %s not started (%s); running without it",
@@ -92,9 +98,15 @@ static void mod_finish(void *state)
 	struct rel_module *m = state;
 	struct dataset_state st;
 
-	/* the jobs are gone: a prefetch for them has nothing left to do */
+	/*
+	 * The jobs are gone: a prefetch for them has nothing left to do. Only
+	 * ours is cancelled: one per dataset, so a prefetch that started after
+	 * ours (another run's, once ours ended) has run for less time than has
+	 * passed since our request (the module starts its clock in the request).
+	 */
 	if (m->prefetch_started && !dataset_state_get(m->nl, m->id, &st) &&
-	    st.pf_state == TANDEM_PREFETCH_RUNNING)
+	    st.pf_state == TANDEM_PREFETCH_RUNNING &&
+	    st.pf_elapsed_ns / 1e9 >= now_s() - m->prefetch_t0 - MOD_PREFETCH_SLACK_S)
 		dataset_prefetch_cancel(m->nl, m->id);
 
 	if (m->own_nl) {

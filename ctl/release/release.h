@@ -176,6 +176,7 @@ struct rel_module {
 	uint64_t steered, prefetched;	/* the dataset's counters after the run */
 	/* inside */
 	bool own_nl;			/* nl is the hook's own */
+	double prefetch_t0;		/* monotonic time of the prefetch request */
 };
 
 extern const struct rel_ops rel_module_ops;

@@ -6,7 +6,8 @@
 # meminfo, a failing instance, SIGINT, progress:F on the tracker's counters,
 # --prefetch-order (the jobs verify every byte; a bad order file starts nothing),
 # the learned read order (by default with the module: kept after a run,
-# stable after a second, prefetched by in the third; the jobs verify).
+# stable after a second, prefetched by in the third; the jobs verify), and
+# that a run cancels only its own prefetch, not one started after it.
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 DIR=${DATA:-/mnt/data}/t80
@@ -14,7 +15,7 @@ DS=$DIR/ds
 DATE=/usr/bin/date	# busybox's date has no %N
 JQ=/usr/bin/jq
 export TANDEM_TRACKER_DIR=/sys/fs/bpf/tandem-t80
-ksft_plan 18
+ksft_plan 19
 
 cleanup() {
 	tandemctl tracker unload >/dev/null 2>&1
@@ -22,7 +23,7 @@ cleanup() {
 	rmmod tandem 2>/dev/null
 }
 if [ ! -x $DATE ] || [ ! -x $JQ ] || ! command -v fincore >/dev/null; then
-	for i in $(seq 18); do ksft_skip "run $i" "needs $DATE, $JQ and fincore in the image"; done
+	for i in $(seq 19); do ksft_skip "run $i" "needs $DATE, $JQ and fincore in the image"; done
 	ksft_finish
 fi
 insmod "$KO" || { ksft_fail "load tandem.ko"; ksft_finish; }
@@ -178,5 +179,19 @@ ksft_check "learned order: kept in /var/lib/tandem/order by default, stable afte
 ksft_check "learned order: the third run prefetches in it, both jobs verified every byte" \
 	eval 'test $rc3 -eq 0 -a $pf3 -gt 0 &&
 	      $JQ -e ".module.prefetch_source == \"learned\" and .module.prefetch_started and .read_order.used and .read_order.displacement == 0" "$DIR/l3.json" >/dev/null'
+# 19: a run's end cancels only its own prefetch: the job lets the run's
+# prefetch finish, drops the cache and starts another one (1 MiB/s, about
+# 30 s: another user's), which must still run when the run has ended
+cold
+tandemctl loadgen order "$DS" --seed 1 >"$DIR/order19"
+tandemctl run --dataset "$DS" --no-track --no-learn-order --prefetch-order "$DIR/order19" \
+	--report "$DIR/r19.json" -- sh -c 'sleep 2; sync; echo 1 >/proc/sys/vm/drop_caches;
+		tandemctl prefetch --no-wait --rate 1M ds; sleep 1' >"$DIR/out19" 2>&1
+rc=$?
+state=$(tandemctl -j residency ds | $JQ -r .prefetch.state)
+tandemctl prefetch cancel ds >/dev/null 2>&1
+ksft_diag "after the run: exit $rc, its prefetch started $($JQ .module.prefetch_started "$DIR/r19.json"), the other prefetch $state"
+ksft_check "a run's end leaves a prefetch started after its own running" \
+	test $rc -eq 0 -a "$state" = running
 cleanup
 ksft_finish
