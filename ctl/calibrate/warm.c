@@ -20,6 +20,7 @@
 
 #include "calibrate/calibrate.h"
 #include "calibrate/warm.h"
+#include "lib/files.h"
 #include "lib/log.h"
 #include "lib/procio.h"
 #include "lib/util.h"
@@ -161,39 +162,9 @@ static void kill_group(pid_t pid, bool reaped)
 		waitpid(pid, NULL, 0);
 }
 
-/* bsearch over the dataset's (dev, ino), sorted once per run */
-struct warm_ids {
-	size_t n;
-	struct warm_id { dev_t dev; ino_t ino; } *id;
-};
-
-static int id_cmp(const void *a, const void *b)
-{
-	const struct warm_id *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 static int ids_match(void *ctx, dev_t dev, ino_t ino)
 {
-	struct warm_ids *w = ctx;
-	struct warm_id k = { dev, ino };
-
-	return bsearch(&k, w->id, w->n, sizeof(k), id_cmp) != NULL;
-}
-
-static int ids_make(const struct lg_dataset *ds, struct warm_ids *w)
-{
-	w->n = ds->nfiles;
-	w->id = calloc(w->n ? w->n : 1, sizeof(*w->id));
-	if (!w->id)
-		return -ENOMEM;
-	for (size_t i = 0; i < w->n; i++)
-		w->id[i] = (struct warm_id){ ds->devs[i], ds->inos[i] };
-	qsort(w->id, w->n, sizeof(*w->id), id_cmp);
-	return 0;
+	return file_index_find(ctx, dev, ino) >= 0;
 }
 
 /* One scan of the group: CPU and every member's rchar. */
@@ -233,7 +204,7 @@ static uint64_t group_rchar(const struct warm_run *w)
 }
 
 /* proc method: has a member of the last scan a dataset file open? */
-static bool group_reads(const struct warm_run *w, struct warm_ids *ids)
+static bool group_reads(const struct warm_run *w, struct file_index *ids)
 {
 	const struct warm_scan *sc = &w->scans[w->nscans - 1];
 
@@ -244,7 +215,7 @@ static bool group_reads(const struct warm_run *w, struct warm_ids *ids)
 }
 
 /* How much of the dataset the job has read: tracker pages, or rchar. */
-static double read_count(struct warm_run *w, struct warm_ids *ids, bool scanned)
+static double read_count(struct warm_run *w, struct file_index *ids, bool scanned)
 {
 	struct tandem_trk_counts c;
 
@@ -296,7 +267,7 @@ static bool warm_done(struct warm_run *w, double t)
 }
 
 /* One poll: sample, maybe scan; 1 when the run is over. */
-static int warm_poll(struct warm_run *w, struct warm_ids *ids, double t)
+static int warm_poll(struct warm_run *w, struct file_index *ids, double t)
 {
 	bool scan = w->first < 0 || w->polls++ % WARM_SCAN_EVERY == 0;
 	double c;
@@ -315,7 +286,7 @@ static int warm_poll(struct warm_run *w, struct warm_ids *ids, double t)
 	return warm_done(w, t);
 }
 
-static int warm_loop(struct warm_run *w, struct warm_ids *ids)
+static int warm_loop(struct warm_run *w, struct file_index *ids)
 {
 	int status, ret = 0;
 	double t;
@@ -391,13 +362,13 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
 			      .stall2 = -1, .resumed2 = -1, .ended = -1, .pause_t = -1,
 			      .trk = trk && trk->ok ? trk : NULL, .ds = ds, .err_fd = -1 };
-	struct warm_ids ids = { 0 };
+	struct file_index ids = { 0 };
 	double exit_s = -1;	/* < 0: not measured (it ended by itself, or outlived SIGINT) */
 	int err;
 
 	memset(out, 0, sizeof(*out));
 	w.scans = calloc(WARM_MAX_SCANS, sizeof(*w.scans));
-	err = w.scans ? ids_make(ds, &ids) : -ENOMEM;
+	err = w.scans ? file_index_make(&ids, ds->devs, ds->inos, ds->nfiles) : -ENOMEM;
 	if (err)
 		goto free_w;
 	err = warm_start(&w, argv, name);
@@ -431,7 +402,7 @@ free_w:
 		close(w.err_fd);
 	free(w.s);
 	free(w.scans);
-	free(ids.id);
+	file_index_free(&ids);
 	return err;
 }
 

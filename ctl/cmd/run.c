@@ -160,23 +160,9 @@ static bool module_steers(const struct run_cmd *c, struct tnl *nl)
  * a binary search, so a million-file order is checked in one pass), and
  * tandem.ko there to prefetch them. Checked before anything starts.
  */
-struct devino {
-	dev_t dev;
-	ino_t ino;
-};
-
-static int devino_cmp(const void *a, const void *b)
-{
-	const struct devino *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
 {
-	struct devino *ids;
+	struct file_index ids = { 0 };
 	int err;
 
 	if (!nl) {
@@ -191,22 +177,15 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
 		ctl_err("%s: no files", c->prefetch_order);
 		return -ENODATA;
 	}
-	ids = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*ids));
-	if (!ids)
-		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->nfiles; f++)
-		ids[f] = (struct devino){ ds->devs[f], ds->inos[f] };
-	qsort(ids, ds->nfiles, sizeof(*ids), devino_cmp);
+	err = file_index_make(&ids, ds->devs, ds->inos, ds->nfiles);
 	for (size_t i = 0; i < c->order.n && !err; i++) {
-		struct devino key = { c->order.devs[i], c->order.inos[i] };
-
-		if (!bsearch(&key, ids, ds->nfiles, sizeof(*ids), devino_cmp)) {
+		if (file_index_find(&ids, c->order.devs[i], c->order.inos[i]) < 0) {
 			ctl_err("%s: %s is not a file of the dataset %s", c->prefetch_order,
 				c->order.paths[i], c->dataset);
 			err = -EINVAL;
 		}
 	}
-	free(ids);
+	file_index_free(&ids);
 	return err;
 }
 
@@ -222,25 +201,24 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
 #define LEARN_STABLE_DISPLACEMENT	0.05
 #define LEARN_STABLE_COVERAGE		0.9
 
-/* FNV-1a over the dataset's real path and every instance's words */
+/* FNV-1a of s with its terminating NUL, continuing from h */
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	do
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	while (*s++);
+	return h;
+}
+
+/* over the dataset's real path and every instance's words */
 static uint64_t learn_key(const struct run_cmd *c, const char *dir)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const char *p;
+	uint64_t h = fnv1a(0xcbf29ce484222325ULL, dir);
 
-	for (p = dir; ; p++) {
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-		if (!*p)
-			break;
-	}
 	for (int i = 0; i < c->ncmds; i++) {
 		h = (h ^ 0x1e) * 0x100000001b3ULL;	/* instance separator */
 		for (char **w = c->cmds[i]; *w; w++)
-			for (p = *w; ; p++) {
-				h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-				if (!*p)
-					break;
-			}
+			h = fnv1a(h, *w);
 	}
 	return h;
 }

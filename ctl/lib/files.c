@@ -326,3 +326,39 @@ void file_skips_print(const struct file_skips *s)
 	out_u64("dirs_again", NULL, s->dirs_again);
 	out_obj_close();
 }
+
+static int file_index_cmp(const void *a, const void *b)
+{
+	const struct file_index_ent *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+int file_index_make(struct file_index *ix, const dev_t *devs, const ino_t *inos, size_t n)
+{
+	ix->n = n;
+	ix->e = calloc(n ? n : 1, sizeof(*ix->e));
+	if (!ix->e)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ix->e[i] = (struct file_index_ent){ devs[i], inos[i], i };
+	qsort(ix->e, n, sizeof(*ix->e), file_index_cmp);
+	return 0;
+}
+
+long file_index_find(const struct file_index *ix, dev_t dev, ino_t ino)
+{
+	struct file_index_ent key = { dev, ino, 0 }, *hit;
+
+	hit = ix->e ? bsearch(&key, ix->e, ix->n, sizeof(key), file_index_cmp) : NULL;
+	return hit ? (long)hit->idx : -1;
+}
+
+void file_index_free(struct file_index *ix)
+{
+	free(ix->e);
+	ix->e = NULL;
+	ix->n = 0;
+}

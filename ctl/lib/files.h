@@ -68,6 +68,21 @@ int file_list_collect(struct file_list *fl, char **args, int nargs);
  */
 int file_list_read(struct file_list *fl, const char *path);
 void file_list_free(struct file_list *fl);
+/*
+ * Files by (st_dev, st_ino): sorted once, each lookup a binary search (a
+ * million-file dataset is matched without a scan per lookup).
+ */
+struct file_index {
+	size_t n;
+	struct file_index_ent { dev_t dev; ino_t ino; size_t idx; } *e;
+};
+
+/* The index of n files' (devs[i], inos[i]); 0 or -ENOMEM. */
+int file_index_make(struct file_index *ix, const dev_t *devs, const ino_t *inos, size_t n);
+/* i of the file (dev, ino) in the arrays given to make, or -1 */
+long file_index_find(const struct file_index *ix, dev_t dev, ino_t ino);
+void file_index_free(struct file_index *ix);
+
 /* "2 hidden, 1 special, ..." of what was skipped ("" when nothing was) */
 const char *file_skips_fmt(const struct file_skips *s, char *buf, size_t len);
 /*

@@ -38,21 +38,6 @@
 #define ORDER_MAX_DIR_MARKS	1024	/* more directories: one mark on the mount */
 #define ORDER_MAGIC		"# tandem learned read order v1"
 
-struct order_id {
-	dev_t dev;
-	ino_t ino;
-	uint32_t idx;
-};
-
-static int id_cmp(const void *a, const void *b)
-{
-	const struct order_id *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -105,14 +90,6 @@ static void seen_free(uint64_t **seen)
 
 /* ---- recording ---- */
 
-static long order_lookup(const struct rel_order *o, dev_t dev, ino_t ino)
-{
-	struct order_id key = { dev, ino, 0 }, *hit;
-
-	hit = bsearch(&key, o->ids, o->ds->nfiles, sizeof(key), id_cmp);
-	return hit ? (long)hit->idx : -1;
-}
-
 static void order_event(struct rel_order *o, int fd, pid_t pid)
 {
 	struct stat st;
@@ -122,7 +99,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return;
-	idx = order_lookup(o, st.st_dev, st.st_ino);
+	idx = file_index_find(&o->ids, st.st_dev, st.st_ino);
 	if (idx < 0)
 		return;
 	/*
@@ -275,8 +252,7 @@ static void order_close(struct rel_order *o)
 	if (o->fan >= 0)
 		close(o->fan);
 	o->stop[0] = o->stop[1] = o->fan = -1;
-	free(o->ids);
-	o->ids = NULL;
+	file_index_free(&o->ids);
 	seen_free(o->seen);
 }
 
@@ -293,15 +269,10 @@ static int order_register(void *state, const struct rel_dataset *d)
 	memset(&o->seqs, 0, sizeof(o->seqs));
 	o->complete = 0;
 	o->flushed = false;
-	o->ids = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*o->ids));
 	memset(o->seen, 0, sizeof(o->seen));
-	if (!o->ids) {
-		err = -ENOMEM;
+	err = file_index_make(&o->ids, ds->devs, ds->inos, ds->nfiles);
+	if (err)
 		goto fail;
-	}
-	for (uint32_t f = 0; f < ds->nfiles; f++)
-		o->ids[f] = (struct order_id){ ds->devs[f], ds->inos[f], f };
-	qsort(o->ids, ds->nfiles, sizeof(*o->ids), id_cmp);
 	o->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
 			       O_RDONLY | O_LARGEFILE | O_CLOEXEC);
 	if (o->fan < 0) {

@@ -224,7 +224,7 @@ struct rel_order {
 	/* inside */
 	const struct lg_dataset *ds;
 	int complete;			/* instances that opened every file */
-	struct order_id *ids;
+	struct file_index ids;		/* the dataset's files */
 	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
 	int fan, stop[2];
 	bool thread;
