@@ -77,6 +77,20 @@ struct cal_warm_opts {
 	uint32_t epochs;		/* the instance's epochs: a run that read them all was ending */
 };
 
+#define CAL_CURVE_POINTS	64
+
+/*
+ * A run's CPU as its reads went: cpu[k] the group's CPU-s when it had read
+ * k / CAL_CURVE_POINTS of `bytes` (dataset bytes, from its first read on).
+ */
+struct cal_curve {
+	double bytes;			/* 0: none */
+	double cpu[CAL_CURVE_POINTS + 1];
+};
+
+/* The CPU-s the run spent while reading from byte b0 to b1; < 0 when beyond it. */
+double cal_curve_cpu(const struct cal_curve *cv, double b0, double b1);
+
 /* What a warm run measured (warmfit.c has how). */
 struct cal_warm {
 	double rate;			/* dataset bytes/s the step eats (warmfit.c) */
@@ -103,6 +117,7 @@ struct cal_warm {
 	double rate_min, rate_max;	/* their rates' range */
 	double window_s, bytes, cpu_s;	/* the rate's window: epoch 2, or the steady part of 1 */
 	char method[16];		/* "tracker" or "proc" */
+	struct cal_curve curve;		/* not a median: the first run's */
 };
 
 /*
@@ -116,6 +131,35 @@ struct cal_warm {
 int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out);
+
+/* A run of several instances' commands at once (cal_warm_together). */
+struct cal_together {
+	int n;
+	double seconds;			/* release to kill */
+	double span_s;			/* the window in which all of them read */
+	/* each one's in it: CPU-s, and its bytes from its first read at its ends */
+	double cpu[MODEL_MAX_INST], from[MODEL_MAX_INST], to[MODEL_MAX_INST];
+	/* each one's first and last read, s after the release (< 0: none) */
+	double first[MODEL_MAX_INST], last[MODEL_MAX_INST];
+};
+
+#define CAL_TOGETHER_MIN_S	1.0	/* the common window, at least */
+
+/*
+ * Run the N commands at once on the warm dataset (each in its own process
+ * group and tracker job), until the first of them has read its two epochs,
+ * or stop_bytes[i] (NULL or 0: no limit), ended or reached o->window after
+ * its first read; then kill them all and
+ * say each one's CPU per byte over the window in which all of them read
+ * (from the last first read to the first last read), with
+ * the bytes it had read at the window's ends: its own warm runs' curves
+ * say what it spent alone on the same reads. -ENODATA: no
+ * common window of CAL_TOGETHER_MIN_S; else as cal_warm_run.
+ */
+int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
+		      const struct cal_warm_opts *o, struct cal_track *trk,
+		      const char *const *names, const double *stop_bytes,
+		      struct cal_together *out);
 
 #define CAL_PRED_WARN		4
 #define CAL_PRED_WARN_LEN	200

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -60,9 +61,9 @@ int cal_warm_dataset(const struct lg_dataset *ds, double bytes)
 }
 
 /*
- * The job's stderr goes to an unlinked file in /tmp, opened O_APPEND so the
- * job's writes land at its end whatever we pread; -1 (inherited) if none
- * can be made.
+ * The job's stderr and stdout go to an unlinked file in /tmp, opened
+ * O_APPEND so the job's writes land at its end whatever we pread; -1
+ * (inherited) if none can be made.
  */
 static int err_file(void)
 {
@@ -110,6 +111,9 @@ static pid_t spawn_held(char *const *argv, int err_fd, int *gate)
 		if (read(p[0], &c, 1) != 1)
 			_exit(126);	/* not released */
 		if (err_fd >= 0 && dup2(err_fd, STDERR_FILENO) < 0)
+			_exit(126);
+		/* its output too: calibrate's stdout is the profile's summary (or -j's JSON) */
+		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(126);
 		execvp(argv[0], argv);
 		_exit(127);
@@ -312,12 +316,11 @@ static int warm_loop(struct warm_run *w, struct file_index *ids)
 	}
 }
 
-static int warm_start(struct warm_run *w, char *const *argv, const char *name)
+/* Fork argv held (*gate releases it), a tracker job when there is a tracker. */
+static int warm_spawn(struct warm_run *w, char *const *argv, const char *name, int *gate)
 {
-	int gate, err = 0;
-
 	w->err_fd = err_file();
-	w->pgid = spawn_held(argv, w->err_fd, &gate);
+	w->pgid = spawn_held(argv, w->err_fd, gate);
 	if (w->pgid < 0)
 		return -errno;
 	/* a tracker job before it execs, so the tracker sees its every read */
@@ -326,11 +329,25 @@ static int warm_start(struct warm_run *w, char *const *argv, const char *name)
 		ctl_err("calibrate: %s: not tracked; counting its reads in /proc", name);
 		w->trk = NULL;
 	}
+	return 0;
+}
+
+static int warm_release(struct warm_run *w, int gate)
+{
+	int err = 0;
+
 	w->t0 = now_s();
 	if (write(gate, "x", 1) != 1)
 		err = -errno;
 	close(gate);
 	return err;
+}
+
+static int warm_start(struct warm_run *w, char *const *argv, const char *name)
+{
+	int gate, err = warm_spawn(w, argv, name, &gate);
+
+	return err ?: warm_release(w, gate);
 }
 
 /* t_s,count[,cpu_s]: every sample, the group's CPU where a scan was taken */
@@ -355,19 +372,34 @@ static void warm_trace(const struct warm_run *w, const char *path)
 	fclose(f);
 }
 
+static void warm_init(struct warm_run *w, const struct cal_warm_opts *o,
+		      struct cal_track *trk, const struct lg_dataset *ds)
+{
+	*w = (struct warm_run){ .opt = *o, .first = -1, .resumed = -1, .stall = -1,
+				.stall2 = -1, .resumed2 = -1, .ended = -1, .pause_t = -1,
+				.trk = trk && trk->ok ? trk : NULL, .ds = ds, .err_fd = -1 };
+	w->scans = calloc(WARM_MAX_SCANS, sizeof(*w->scans));
+}
+
+static void warm_free(struct warm_run *w)
+{
+	if (w->err_fd >= 0)
+		close(w->err_fd);
+	free(w->s);
+	free(w->scans);
+}
+
 int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out)
 {
-	struct warm_run w = { .opt = *o, .first = -1, .resumed = -1, .stall = -1,
-			      .stall2 = -1, .resumed2 = -1, .ended = -1, .pause_t = -1,
-			      .trk = trk && trk->ok ? trk : NULL, .ds = ds, .err_fd = -1 };
+	struct warm_run w;
 	struct file_index ids = { 0 };
 	double exit_s = -1;	/* < 0: not measured (it ended by itself, or outlived SIGINT) */
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	w.scans = calloc(WARM_MAX_SCANS, sizeof(*w.scans));
+	warm_init(&w, o, trk, ds);
 	err = w.scans ? file_index_make(&ids, ds->devs, ds->inos, ds->nfiles) : -ENOMEM;
 	if (err)
 		goto free_w;
@@ -398,10 +430,122 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 			strcpy(out->exit_from, "sigint");
 	}
 free_w:
-	if (w.err_fd >= 0)
-		close(w.err_fd);
-	free(w.s);
-	free(w.scans);
+	warm_free(&w);
+	file_index_free(&ids);
+	return err;
+}
+
+/*
+ * All of them, polled in turn every WARM_POLL_S, until the first is done
+ * (warm_done), has read its stop_bytes, has ended, or fails; 0 then.
+ */
+static int together_loop(struct warm_run *w, int n, struct file_index *ids,
+			 const double *stop_bytes)
+{
+	int status, ret;
+
+	for (;;) {
+		bool stop = false;
+
+		usleep(WARM_POLL_S * 1e6);
+		for (int i = 0; i < n; i++) {
+			double t = now_s() - w[i].t0;
+
+			ret = warm_poll(&w[i], ids, t);
+			err_relay(&w[i]);
+			if (ret < 0)
+				return ret;
+			stop |= ret;
+			if (stop_bytes && stop_bytes[i] > 0 &&
+			    w[i].count * w[i].ds->bytes / warm_units_expected(&w[i]) >= stop_bytes[i])
+				stop = true;
+			if (waitpid(w[i].pgid, &status, WNOHANG) == w[i].pgid) {
+				w[i].ended = (t + now_s() - w[i].t0) / 2 - WARM_POLL_S / 2;
+				w[i].reaped = true;
+				if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+					return -ENOEXEC;
+				stop = true;
+			}
+			if (w[i].first < 0 && t > w[i].opt.first_read_limit)
+				return -ETIMEDOUT;
+		}
+		if (stop)
+			return 0;
+	}
+}
+
+/* The window in which all of them read, on the monotonic clock; -ENODATA: none. */
+static int together_window(const struct warm_run *w, int n, double *ta, double *tb)
+{
+	*ta = 0;
+	*tb = INFINITY;
+	for (int i = 0; i < n; i++) {
+		if (w[i].first < 0)
+			return -ENODATA;
+		*ta = fmax(*ta, w[i].t0 + w[i].first);
+		*tb = fmin(*tb, w[i].t0 + warm_last_read(&w[i]));
+	}
+	return *tb - *ta >= CAL_TOGETHER_MIN_S ? 0 : -ENODATA;
+}
+
+int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
+		      const struct cal_warm_opts *o, struct cal_track *trk,
+		      const char *const *names, const double *stop_bytes,
+		      struct cal_together *out)
+{
+	struct warm_run w[MODEL_MAX_INST];
+	int gate[MODEL_MAX_INST];
+	struct file_index ids = { 0 };
+	double ta, tb, t0;
+	int i, started = 0, err;
+
+	memset(out, 0, sizeof(*out));
+	if (n < 2 || n > MODEL_MAX_INST)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		warm_init(&w[i], o, trk, ds);
+	err = file_index_make(&ids, ds->devs, ds->inos, ds->nfiles);
+	for (i = 0; i < n && !err; i++)
+		err = w[i].scans ? 0 : -ENOMEM;
+	/* all held first, then released together */
+	for (i = 0; i < n && !err; i++) {
+		err = warm_spawn(&w[i], argvs[i], names[i], &gate[i]);
+		if (w[i].pgid > 0)
+			started = i + 1;
+	}
+	t0 = now_s();
+	for (i = 0; i < started; i++) {
+		if (w[i].pgid <= 0)
+			continue;
+		if (err)
+			close(gate[i]);	/* not released: it exits */
+		else
+			err = warm_release(&w[i], gate[i]);
+	}
+	if (!err)
+		err = together_loop(w, n, &ids, stop_bytes);
+	out->seconds = now_s() - t0;
+	for (i = 0; i < started; i++) {
+		if (w[i].pgid <= 0)
+			continue;
+		err_relay(&w[i]);
+		kill_group(w[i].pgid, w[i].reaped);
+	}
+	for (i = 0; i < n; i++) {
+		out->first[i] = w[i].first >= 0 ? w[i].t0 + w[i].first - t0 : -1;
+		out->last[i] = w[i].first >= 0 ? w[i].t0 + warm_last_read(&w[i]) - t0 : -1;
+	}
+	if (!err)
+		err = together_window(w, n, &ta, &tb);
+	for (i = 0; i < n && !err; i++)
+		err = warm_span(&w[i], ta - w[i].t0, tb - w[i].t0, &out->cpu[i], &out->from[i],
+				&out->to[i]);
+	if (!err) {
+		out->n = n;
+		out->span_s = tb - ta;
+	}
+	for (i = 0; i < n; i++)
+		warm_free(&w[i]);
 	file_index_free(&ids);
 	return err;
 }

@@ -65,6 +65,15 @@ double warm_units_expected(const struct warm_run *w);
 void warm_boundary_update(struct warm_run *w, double t);
 /* The run over: its last epoch's end, when it ended there by itself. */
 void warm_boundary_end(struct warm_run *w);
+/* The time of the last sample at which the count grew. */
+double warm_last_read(const struct warm_run *w);
+/*
+ * The group's CPU between the first scan at or after TA and the last at or
+ * before TB (s after its release), and the dataset bytes it had read at
+ * each; -ENODATA when there is no such pair or nothing was read.
+ */
+int warm_span(const struct warm_run *w, double ta, double tb, double *cpu, double *b0,
+	      double *b1);
 /* What the samples say: rate, CPU per byte, start-up, gap, streams. */
 int warm_fit(const struct warm_run *w, double window, struct cal_warm *out);
 

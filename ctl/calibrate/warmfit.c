@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "calibrate/warm.h"
+#include "lib/util.h"
 
 #define PAGE_4K		4096ULL
 #define STALL_MIN_S	0.1	/* no read for this long at an epoch's end: the boundary */
@@ -283,8 +284,93 @@ static int fit_epoch2(const struct warm_run *w, double bpu, struct cal_warm *out
 	return 1;
 }
 
+double warm_last_read(const struct warm_run *w)
+{
+	for (size_t i = w->n; i-- > 1;)
+		if (w->s[i].count > w->s[i - 1].count)
+			return w->s[i].t;
+	return w->n ? w->s[0].t : 0;
+}
+
+/*
+ * dataset bytes per unit of the count, by the dataset's size alone: the
+ * same in every run of a command (a boundary found where it is not, on a
+ * tiny dataset, moves stall_count)
+ */
+static double bytes_per_unit(const struct warm_run *w)
+{
+	return w->ds->bytes / warm_units_expected(w);
+}
+
+int warm_span(const struct warm_run *w, double ta, double tb, double *cpu, double *b0,
+	      double *b1)
+{
+	double bpu = bytes_per_unit(w);
+	int a, b;
+
+	if (w->first < 0 || !w->n || !w->nscans || !(tb > ta))
+		return -ENODATA;
+	a = scan_after(w, ta);
+	b = scan_before(w, tb);
+	if (b <= a)
+		return -ENODATA;
+	*cpu = w->scans[b].cpu - w->scans[a].cpu;
+	*b0 = count_at(w, w->scans[a].t) * bpu;
+	*b1 = count_at(w, w->scans[b].t) * bpu;
+	return *b1 > *b0 && *cpu > 0 ? 0 : -ENODATA;
+}
+
+/* cumulative CPU against bytes read, at the scans from the first read on, on a grid */
+static void warm_curve(const struct warm_run *w, struct cal_curve *cv)
+{
+	double bpu = bytes_per_unit(w), pb = 0, pc, b, c;
+	int k = 0;
+
+	memset(cv, 0, sizeof(*cv));
+	if (w->first_scan < 0 || w->first_scan >= w->nscans)
+		return;
+	cv->bytes = count_at(w, w->scans[w->nscans - 1].t) * bpu;
+	if (!(cv->bytes > 0))
+		return;
+	pc = w->scans[w->first_scan].cpu;
+	for (int j = w->first_scan; j < w->nscans && k <= CAL_CURVE_POINTS; j++) {
+		b = count_at(w, w->scans[j].t) * bpu;
+		c = w->scans[j].cpu;
+		/* every grid point up to b: on the line from the previous scan */
+		for (; k <= CAL_CURVE_POINTS && k * cv->bytes / CAL_CURVE_POINTS <= b + 1e-6; k++) {
+			double g = k * cv->bytes / CAL_CURVE_POINTS;
+
+			cv->cpu[k] = b > pb ? pc + (c - pc) * (g - pb) / (b - pb) : c;
+		}
+		pb = b;
+		pc = c;
+	}
+	for (; k <= CAL_CURVE_POINTS; k++)
+		cv->cpu[k] = pc;
+}
+
+static double curve_at(const struct cal_curve *cv, double b)
+{
+	double x = b / cv->bytes * CAL_CURVE_POINTS;
+	int k = (int)floor(x);
+
+	if (k >= CAL_CURVE_POINTS)
+		return cv->cpu[CAL_CURVE_POINTS];
+	if (k < 0)
+		return cv->cpu[0];
+	return cv->cpu[k] + (cv->cpu[k + 1] - cv->cpu[k]) * (x - k);
+}
+
+double cal_curve_cpu(const struct cal_curve *cv, double b0, double b1)
+{
+	if (!(cv->bytes > 0) || b0 < 0 || !(b1 > b0) || b1 > cv->bytes * 1.001)
+		return -1;
+	return curve_at(cv, b1) - curve_at(cv, b0);
+}
+
 int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 {
+
 	const struct warm_scan *sa, *sb;
 	double units, bpu, bytes, read_b, ahead;
 	int a, b;
@@ -338,15 +424,9 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 		out->exit_measured = true;
 		strcpy(out->exit_from, "end");
 	}
+	warm_curve(w, &out->curve);
 	strcpy(out->method, w->trk ? "tracker" : "proc");
 	return 0;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* the median of field OFF (a double) of the runs where PICK (NULL: all) */
@@ -358,10 +438,7 @@ static double median_of(const struct cal_warm *runs, int n, size_t off, const bo
 	for (int i = 0; i < n && i < CAL_MAX_WARM_RUNS; i++)
 		if (!pick || pick[i])
 			v[k++] = *(const double *)((const char *)&runs[i] + off);
-	if (!k)
-		return 0;
-	qsort(v, k, sizeof(*v), dbl_cmp);
-	return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+	return median_d(v, k);
 }
 
 #define MEDIAN(field, pick) \

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct cal_cmd {
 	double warm_time;
 	uint32_t warm_runs;		/* per instance; its terms are their medians */
 	bool no_track;
+	bool no_contention;		/* --no-contention: no run of them together */
 	const char *trace;		/* --warm-trace PREFIX */
 	char ***cmds;
 	int ncmds;
@@ -41,6 +43,9 @@ struct cal_cmd {
 	struct cal_track trk;
 	char name[TANDEM_NAME_MAX];	/* the dataset's, as run names it */
 	double warm_seconds[MODEL_MAX_INST];
+	double together_seconds;
+	/* each instance's warm runs' CPU curves: [i * CAL_MAX_WARM_RUNS + r] */
+	struct cal_curve *curves;
 };
 
 static const struct option cal_opts_long[] = {
@@ -55,6 +60,7 @@ static const struct option cal_opts_long[] = {
 	{ "warm-runs", required_argument, NULL, 'W' },
 	{ "bw-time", required_argument, NULL, 'b' },
 	{ "no-track", no_argument, NULL, 'T' },
+	{ "no-contention", no_argument, NULL, 'C' },
 	{ "warm-trace", required_argument, NULL, 't' },
 	{ "output", required_argument, NULL, 'o' },
 	{ 0 }
@@ -95,6 +101,7 @@ static int cal_opt(struct cal_cmd *c, int opt, const char *arg)
 		return 0;
 	case 'b': return units_parse_duration(arg, &c->opts.bw_seconds);
 	case 'T': c->no_track = true; return 0;
+	case 'C': c->no_contention = true; return 0;
 	case 't': c->trace = arg; return 0;
 	case 'o': c->output = arg; return 0;
 	}
@@ -232,6 +239,8 @@ static int cal_warm_instance(struct cal_cmd *c, const struct lg_dataset *ds,
 				pi->m.name, pi->cmd);
 		err = cal_warm_run(c->cmds[i], ds, &o, &c->trk, job, &runs[r]);
 		c->warm_seconds[i] += runs[r].seconds;
+		if (!err && c->curves)
+			c->curves[i * CAL_MAX_WARM_RUNS + r] = runs[r].curve;
 		if (err) {
 			ctl_err("instance %s: warm run %u of '%s' failed: %s", pi->m.name, r + 1,
 				c->cmds[i][0], warm_err(err));
@@ -309,6 +318,121 @@ static bool needs_warm(const struct cal_cmd *c, int i)
 	return i < c->ncmds && !(i < c->nrates && c->rates[i] > 0) &&
 	       !(i < c->args.nspec && c->args.spec[i].graph[0]) &&
 	       !(i < c->args.nspec && c->args.spec[i].rate > 0);
+}
+
+/*
+ * What instance i spent alone on its reads from byte b0 to b1: the median
+ * over its warm runs; < 0 when none of them read that far.
+ */
+static double alone_cpu(const struct cal_cmd *c, int i, double b0, double b1)
+{
+	double v[CAL_MAX_WARM_RUNS];
+	int n = 0;
+
+	for (uint32_t r = 0; r < c->warm_runs; r++) {
+		double cpu = cal_curve_cpu(&c->curves[i * CAL_MAX_WARM_RUNS + r], b0, b1);
+
+		if (cpu > 0)
+			v[n++] = cpu;
+	}
+	return n ? median_d(v, n) : -1;
+}
+
+/*
+ * CPU contention (host.cpu_contention): the instances that had warm runs, all
+ * of them at once, --warm-runs times. In each run, each one's CPU over the
+ * window in which all of them read, against what it spent alone on the same
+ * reads (its warm runs), is 1 + C (n - 1); the run's C is the median of the
+ * instances', the profile's the median of the runs' (at least 0). A run
+ * that fails leaves C at 0, said on stderr.
+ */
+static void cal_contention(struct cal_cmd *c, const struct lg_dataset *ds, struct profile *p)
+{
+	struct cal_warm_opts o = { .first_read_limit = CAL_FIRST_READ_LIMIT };
+	struct profile_contention *pc = &p->contention;
+	double stop[MODEL_MAX_INST];
+	char **argvs[MODEL_MAX_INST], names[MODEL_MAX_INST][64];
+	const char *np[MODEL_MAX_INST];
+	double cs[CAL_MAX_WARM_RUNS], spans[CAL_MAX_WARM_RUNS];
+	double ratio[MODEL_MAX_INST][CAL_MAX_WARM_RUNS], v[MODEL_MAX_INST];
+	struct cal_together tog;
+	int n = 0, err;
+	uint32_t r;
+
+	memset(pc, 0, sizeof(*pc));
+	if (c->no_contention || !c->curves)
+		return;
+	for (int i = 0; i < p->ninst && i < c->ncmds; i++) {
+		if (!p->inst[i].warm.method[0])
+			continue;
+		pc->inst[n] = i;
+		argvs[n] = c->cmds[i];
+		snprintf(names[n], sizeof(names[n]), "together-%s", p->inst[i].m.name);
+		np[n] = names[n];
+		/* no further than its warm runs all read: their curves end there */
+		stop[n] = INFINITY;
+		for (uint32_t r = 0; r < c->warm_runs; r++)
+			stop[n] = fmin(stop[n], c->curves[i * CAL_MAX_WARM_RUNS + r].bytes);
+		stop[n] *= 0.98;
+		n++;
+	}
+	if (n < 2)
+		return;
+	/* n of them on the CPUs read about n times slower */
+	o.window = c->warm_time * n;
+	for (r = 0; r < c->warm_runs; r++) {
+		if (c->opts.verbose)
+			fprintf(stderr, "calibrate: run %u/%u of %d instances together\n", r + 1,
+				c->warm_runs, n);
+		err = cal_warm_together(argvs, n, ds, &o, &c->trk, np, stop, &tog);
+		c->together_seconds += tog.seconds;
+		if (err == -ENODATA) {
+			char when[512];
+			int len = 0;
+
+			for (int k = 0; k < n && len < (int)sizeof(when); k++)
+				len += snprintf(when + len, sizeof(when) - len, "%s%s %.2f-%.2f s",
+						k ? ", " : "", p->inst[pc->inst[k]].m.name,
+						tog.first[k], tog.last[k]);
+			ctl_err("calibrate: run %u of the %d instances together: no %.0f s in which "
+				"all of them read (reads: %s); "
+				"CPU contention not measured (0)", r + 1, n, CAL_TOGETHER_MIN_S, when);
+		} else if (err) {
+			ctl_err("calibrate: run %u of the %d instances together: %s; CPU contention "
+				"not measured (0)", r + 1, n, warm_err(err));
+		}
+		if (err) {
+			memset(pc, 0, sizeof(*pc));
+			return;
+		}
+		for (int k = 0; k < n && !err; k++) {
+			double alone = alone_cpu(c, pc->inst[k], tog.from[k], tog.to[k]);
+
+			if (!(alone > 0)) {
+				ctl_err("calibrate: instance %s read further together than alone; "
+					"CPU contention not measured (0)", p->inst[pc->inst[k]].m.name);
+				memset(pc, 0, sizeof(*pc));
+				return;
+			}
+			ratio[k][r] = tog.cpu[k] / alone;
+			v[k] = (ratio[k][r] - 1) / (n - 1);
+		}
+		cs[r] = median_d(v, n);
+		spans[r] = tog.span_s;
+	}
+	pc->runs = c->warm_runs;
+	pc->n = n;
+	pc->c_min = pc->c_max = cs[0];
+	for (r = 0; r < c->warm_runs; r++) {
+		pc->c_min = fmin(pc->c_min, cs[r]);
+		pc->c_max = fmax(pc->c_max, cs[r]);
+	}
+	pc->measured = median_d(cs, c->warm_runs);
+	pc->span_s = median_d(spans, c->warm_runs);
+	pc->seconds = c->together_seconds;
+	for (int k = 0; k < n; k++)
+		pc->ratio[k] = median_d(ratio[k], c->warm_runs);
+	p->cpu_contention = fmin(fmax(pc->measured, 0), 10);
 }
 
 /* The dataset into the cache once for every warm run, and the tracker. */
@@ -430,7 +554,39 @@ static void cal_print_time(const struct profile *p, const struct cal_cmd *c)
 		out_text(", warm run %s %.1f s", p->inst[i].m.name, c->warm_seconds[i]);
 	}
 	out_arr_close();
+	out_double("together_seconds", NULL, c->together_seconds);
+	if (c->together_seconds > 0)
+		out_text(", together %.1f s", c->together_seconds);
 	out_text("\n");
+}
+
+/* host.cpu_contention and how it was measured */
+static void cal_print_contention(const struct profile *p)
+{
+	const struct profile_contention *pc = &p->contention;
+
+	out_double("cpu_contention", "CPU contention %.3f per co-runner", p->cpu_contention);
+	if (!pc->runs) {
+		out_null("contention", NULL);
+		out_text(" (not measured)\n");
+		return;
+	}
+	out_obj_open("contention");
+	out_double("measured", " (measured %.3f", pc->measured);
+	out_double("min", ", runs %.3f", pc->c_min);
+	out_double("max", "-%.3f", pc->c_max);
+	out_u64("runs", ", %llu runs", pc->runs);
+	out_s64("instances", " of %lld instances together", pc->n);
+	out_double("window_s", ", %.1f s all reading", pc->span_s);
+	out_arr_open("cpu_ratio");
+	for (int k = 0; k < pc->n; k++) {
+		out_double(NULL, NULL, pc->ratio[k]);
+		out_text("%s%s x%.2f", k ? ", " : "; CPU per byte against alone: ",
+			 p->inst[pc->inst[k]].m.name, pc->ratio[k]);
+	}
+	out_arr_close();
+	out_text(")\n");
+	out_obj_close();
 }
 
 static void cal_print(const struct profile *p, const struct cal_cmd *c)
@@ -462,6 +618,7 @@ static void cal_print(const struct profile *p, const struct cal_cmd *c)
 	for (int i = 0; i < p->ninst; i++)
 		cal_print_inst(&p->inst[i]);
 	out_arr_close();
+	cal_print_contention(p);
 	cal_print_time(p, c);
 	out_obj_close();
 }
@@ -479,6 +636,7 @@ int cmd_calibrate_run(int argc, char **argv)
 	if (err)
 		return err;
 	profile_init(&p);
+	c.curves = calloc(MODEL_MAX_INST * CAL_MAX_WARM_RUNS, sizeof(*c.curves));
 	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
 	if (err) {
 		if (err == -ENODATA)	/* other errors: the walk said what */
@@ -501,6 +659,8 @@ int cmd_calibrate_run(int argc, char **argv)
 		err = cal_warm_setup(&c, &ds, &p);
 	for (int i = 0; i < n && !err; i++, p.ninst++)
 		err = cal_instance(&c, &ds, &p, i);
+	if (!err && warm)
+		cal_contention(&c, &ds, &p);
 	p.calib_seconds = now_s() - t0;
 	if (!err && (err = profile_save(c.output, &p)))
 		ctl_err("%s: %s", c.output, strerror(-err));
@@ -512,11 +672,12 @@ free_ds:
 free_cmds:
 	profile_free(&p);
 	rel_free_commands(c.cmds, c.ncmds);
+	free(c.curves);
 	return err;
 }
 
 TANDEM_CMD(calibrate, "calibrate", NULL, cmd_calibrate_run,
 	   "--dataset DIR [--record-size S] [--sample SIZE] [--bw-time DUR] "
 	   "[--cold fadvise|drop-caches] [--readers K] [--instance SPEC]... [--rate R[,R...]] "
-	   "[--warm-time DUR] [--warm-runs N] [--warm-trace PREFIX] [--no-track] [-o FILE] [-- CMD_A ::: CMD_B ...]",
-	   "measure B(k), page-cache memory and each instance's rate, CPU, start-up; save a profile")
+	   "[--warm-time DUR] [--warm-runs N] [--warm-trace PREFIX] [--no-track] [--no-contention] [-o FILE] [-- CMD_A ::: CMD_B ...]",
+	   "measure B(k), page-cache memory, each instance's rate, CPU, start-up and their CPU contention; save a profile")

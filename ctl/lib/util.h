@@ -16,6 +16,8 @@ bool is_help(const char *s);
 double now_s(void);
 /* mkdir -p dir, each directory made with mode 0700; 0 or -errno */
 int mkdir_p(const char *dir);
+/* The median of v[0..n) (sorts v); 0 when n is 0. */
+double median_d(double *v, int n);
 
 /* "1.5 GiB"-style size into buf; returns buf */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);

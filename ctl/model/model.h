@@ -310,6 +310,18 @@ struct profile_warm {
 	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
 };
 
+/* How host.cpu_contention was measured: calibrate's runs of the instances together. */
+struct profile_contention {
+	unsigned runs;			/* 0: not measured */
+	int n;				/* instances in each run */
+	int inst[MODEL_MAX_INST];	/* which (profile order) */
+	double ratio[MODEL_MAX_INST];	/* CPU per byte together / alone, median of the runs */
+	double measured;		/* C as measured (cpu_contention: at least 0) */
+	double c_min, c_max;		/* the runs' range */
+	double span_s;			/* the window all read in, median */
+	double seconds;			/* the runs, all of them */
+};
+
 struct profile_inst {
 	struct model_inst m;
 	char rate_source[16];		/* PROFILE_SRC_*, or an older profile's value */
@@ -342,6 +354,7 @@ struct profile {
 	struct profile_node nodes[PROFILE_MAX_NODES];
 	double ncpu;
 	double cpu_contention;		/* model_sys.cpu_contention, measured */
+	struct profile_contention contention;
 	int ninst;
 	struct profile_inst inst[MODEL_MAX_INST];
 };

@@ -206,6 +206,34 @@ static void save_warm(struct jw *w, const struct profile_warm *wm)
 	jw_obj_close(w);
 }
 
+/* host.contention: calibrate's runs of the instances together, or null */
+static void save_contention(struct jw *w, const struct profile *p)
+{
+	const struct profile_contention *c = &p->contention;
+
+	if (!c->runs) {
+		jw_null(w, "contention");
+		return;
+	}
+	jw_obj_open(w, "contention");
+	jw_str(w, "method", "together");
+	jw_u64(w, "runs", c->runs);
+	jw_double(w, "measured", c->measured);
+	jw_double(w, "min", c->c_min);
+	jw_double(w, "max", c->c_max);
+	jw_double(w, "window_s", c->span_s);
+	jw_double(w, "seconds", c->seconds);
+	jw_arr_open(w, "instances");
+	for (int i = 0; i < c->n; i++) {
+		jw_obj_open(w, NULL);
+		jw_str(w, "name", p->inst[c->inst[i]].m.name);
+		jw_double(w, "cpu_ratio", c->ratio[i]);
+		jw_obj_close(w);
+	}
+	jw_arr_close(w);
+	jw_obj_close(w);
+}
+
 static void save_pred(struct jw *w, const struct profile_inst *pi)
 {
 	const struct profile_pred *pr = &pi->pred;
@@ -290,6 +318,7 @@ static void save_doc(struct jw *w, const struct profile *p)
 	jw_obj_open(w, "host");
 	jw_double(w, "cpus", p->ncpu);
 	jw_double(w, "cpu_contention", p->cpu_contention);
+	save_contention(w, p);
 	jw_obj_close(w);
 	jw_arr_open(w, "instances");
 	for (int i = 0; i < p->ninst; i++)

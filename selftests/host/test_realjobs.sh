@@ -16,14 +16,14 @@
 #    (how large it is: measured under /work/bin/quiet, validation.md);
 #  - nothing is left: no job, no mount, no loop device, no cgroup.
 # Needs root, loop devices, cgroup-v1 blkio, BTF, python3-torch/-torchvision/
-# -pil for /usr/bin/python3. About 50 s (24 s calibrate: 3 warm runs a job; 20 s run).
+# -pil for /usr/bin/python3. About 60 s (34 s calibrate: 3 warm runs a job, 3 of both together; 20 s run).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 LS=$top/scripts/loopstore.sh
 PY=/usr/bin/python3
-N=15
+N=16
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "real jobs $i" "$1"; done
@@ -99,6 +99,13 @@ ksft_check "calibrate: 3 warm runs per job (the default), the rate within their 
 	test "$(pq '[.instances[] | select(.warm_run.runs == 3 and .warm_run.rate_min_bps <= .rate_bps and .rate_bps <= .warm_run.rate_max_bps and (.warm_run.epoch2_seen | type) == "boolean")] | length')" = 2
 ksft_expect_eq "calibrate: 2 read streams per job (its --workers 2)" \
 	"$(pq '[.instances[].streams] | join(" ")')" "2 2"
+# the two jobs at once (model.md, "CPU contention"): each one's CPU over the
+# window in which both read against its own on the same reads alone; two
+# jobs on two cores cost each other little (validation.md: 1.00-1.08)
+ksft_diag "contention: $(pq -c '.host')"
+ksft_check "calibrate: 3 runs of both jobs together, each one's CPU ratio in [0.7, 1.5], cpu_contention = max(measured, 0) in [0, 0.5], the same in calibrate's output" \
+	test "$(pq '.host as $h | $h.contention | select(.runs == 3 and (.instances | map(.name)) == ["A", "B"] and all(.instances[]; .cpu_ratio >= 0.7 and .cpu_ratio <= 1.5) and .min <= .measured and .measured <= .max and $h.cpu_contention == ([.measured, 0] | max) and $h.cpu_contention <= 0.5 and .window_s >= 1) | "ok"')" = ok \
+	-a "$(jq -r '.cpu_contention' "$tmp/cal.out" 2>/dev/null)" = "$(pq '.host.cpu_contention')"
 
 # 6-11: run at a stagger of 2 s on the cold store
 "$LS" drop $S >/dev/null 2>&1

@@ -241,6 +241,47 @@ TEST(third_epoch_resumes)
 	sim_free(&s);
 }
 
+/*
+ * calibrate's contention measure: a run's CPU curve against bytes read, and
+ * the same job slowed to half its rate and using 1.15x the CPU per byte (as
+ * with co-runners), seen over a window that stops in its epoch 2: its CPU
+ * there against the curve's on the same reads is 1.15, the epoch boundary
+ * in the window or not; the curve ends where the run's reads did.
+ */
+TEST(together_cpu_against_alone_curve)
+{
+	struct job j = job_default(), slow = job_default();
+	struct cal_warm out = { 0 };
+	double cpu, b0, b1, alone;
+	struct sim s;
+
+	sim_run(&s, &j, 100);
+	ASSERT_EQ(0, warm_fit(&s.w, 0, &out));
+	ASSERT_GT(out.curve.bytes, 1.99 * j.E);
+	EXPECT_LT(cal_curve_cpu(&out.curve, 0, 2.1 * j.E), 0);
+	EXPECT_LT(cal_curve_cpu(&out.curve, j.E, 0.5 * j.E), 0);
+	sim_free(&s);
+	slow.R1 /= 2;
+	slow.R2 /= 2;
+	slow.k1 *= 1.15;
+	slow.k2 *= 1.15;
+	job_plan(&slow);
+	/* a window inside epoch 1, then one across the boundary into epoch 2 */
+	for (int k = 0; k < 2; k++) {
+		double tb = k ? slow.rs[1] + 1.5 : slow.re[0] - 0.5;
+
+		sim_run(&s, &slow, 100);
+		ASSERT_EQ(0, warm_span(&s.w, s.w.first + 1.0, tb, &cpu, &b0, &b1));
+		alone = cal_curve_cpu(&out.curve, b0, b1);
+		TH_LOG("window %d: bytes %.1f-%.1f MiB, CPU %.3f s, alone %.3f s: x%.3f", k,
+		       b0 / MiB, b1 / MiB, cpu, alone, cpu / alone);
+		ASSERT_GT(alone, 0);
+		EXPECT_LT(fabs(cpu / alone - 1.15), 0.02);
+		EXPECT_EQ(k, b1 > j.E);
+		sim_free(&s);
+	}
+}
+
 /* Several runs as one: medians, the rates' range, exit over the runs that had one. */
 TEST(median_of_runs)
 {
