@@ -74,7 +74,7 @@ echo "A (slow): $A"
 echo "B (fast): $B"
 inside() { "$LS" exec $S -- "$@"; }
 
-echo "### tandemctl calibrate (warm runs of each job with the tracker; the store's bandwidth)"
+echo "### tandemctl calibrate (warm runs of each job with the tracker, then both together; the store's bandwidth)"
 # shellcheck disable=SC2086
 inside "$T" calibrate --dataset "$ds" --sample 0 --warm-time 30s \
 	--instance name=slow,order=indep,epochs=2,seed=1 --instance name=fast,order=indep,epochs=2,seed=2 \
@@ -82,7 +82,8 @@ inside "$T" calibrate --dataset "$ds" --sample 0 --warm-time 30s \
 	-- $A ::: $B >"$out/calibrate.txt" 2>&1 || {
 	tail -n 20 "$out/calibrate.txt"; echo "demo (real jobs): calibrate failed" >&2; exit 1; }
 jq -r '"store: \(.storage.bandwidth_bps | map(. / 1048576 * 10 | round / 10 | tostring) | join(", ")) MiB/s (1, 2 readers); dataset \(.dataset.bytes / 1048576 * 10 | round / 10) MiB, \(.dataset.files) files",
-       (.instances[] | "instance \(.name): \(.rate_bps / 1048576 * 10 | round / 10) MiB/s warm, start-up \(.startup_s * 100 | round / 100) s, \(.streams) read streams")' \
+       (.instances[] | "instance \(.name): \(.rate_bps / 1048576 * 10 | round / 10) MiB/s warm, start-up \(.startup_s * 100 | round / 100) s, \(.streams) read streams"),
+       "CPU contention \(.host.cpu_contention * 1000 | round / 1000) per co-runner" + (if .host.contention then " (both jobs together: CPU x\(.host.contention.instances | map(.cpu_ratio * 100 | round / 100 | tostring) | join(", x")) of alone)" else " (not measured)" end)' \
 	"$out/profile.json" 2>/dev/null | tee "$out/calibration.txt"
 
 # one run per schedule, each on a cold store; the report of each in runs.jsonl
