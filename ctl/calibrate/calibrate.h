@@ -63,6 +63,7 @@ struct cal_track {
 	bool loaded_here;
 	struct tracker t;
 	uint32_t dataset;
+	uint64_t pages;			/* the dataset's 4 KiB pages: one epoch's count */
 };
 
 /* Load (sized for ds) or open the tracker and register ds as `name`; -errno when it cannot. */
@@ -134,7 +135,6 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 
 /* A run of several instances' commands at once (cal_warm_together). */
 struct cal_together {
-	int n;
 	double seconds;			/* release to kill */
 	double span_s;			/* the window in which all of them read */
 	/* each one's in it: CPU-s, and its bytes from its first read at its ends */

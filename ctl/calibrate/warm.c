@@ -456,8 +456,7 @@ static int together_loop(struct warm_run *w, int n, struct file_index *ids,
 			if (ret < 0)
 				return ret;
 			stop |= ret;
-			if (stop_bytes && stop_bytes[i] > 0 &&
-			    w[i].count * w[i].ds->bytes / warm_units_expected(&w[i]) >= stop_bytes[i])
+			if (stop_bytes && stop_bytes[i] > 0 && warm_bytes_read(&w[i]) >= stop_bytes[i])
 				stop = true;
 			if (waitpid(w[i].pgid, &status, WNOHANG) == w[i].pgid) {
 				w[i].ended = (t + now_s() - w[i].t0) / 2 - WARM_POLL_S / 2;
@@ -474,16 +473,16 @@ static int together_loop(struct warm_run *w, int n, struct file_index *ids,
 	}
 }
 
-/* The window in which all of them read, on the monotonic clock; -ENODATA: none. */
-static int together_window(const struct warm_run *w, int n, double *ta, double *tb)
+/* The window in which all of them read (s after t0), from out's reads; -ENODATA: none. */
+static int together_window(const struct cal_together *out, int n, double *ta, double *tb)
 {
 	*ta = 0;
 	*tb = INFINITY;
 	for (int i = 0; i < n; i++) {
-		if (w[i].first < 0)
+		if (out->first[i] < 0)
 			return -ENODATA;
-		*ta = fmax(*ta, w[i].t0 + w[i].first);
-		*tb = fmin(*tb, w[i].t0 + warm_last_read(&w[i]));
+		*ta = fmax(*ta, out->first[i]);
+		*tb = fmin(*tb, out->last[i]);
 	}
 	return *tb - *ta >= CAL_TOGETHER_MIN_S ? 0 : -ENODATA;
 }
@@ -536,14 +535,13 @@ int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
 		out->last[i] = w[i].first >= 0 ? w[i].t0 + warm_last_read(&w[i]) - t0 : -1;
 	}
 	if (!err)
-		err = together_window(w, n, &ta, &tb);
+		err = together_window(out, n, &ta, &tb);
+	/* each run's own clock: s after its release */
 	for (i = 0; i < n && !err; i++)
-		err = warm_span(&w[i], ta - w[i].t0, tb - w[i].t0, &out->cpu[i], &out->from[i],
-				&out->to[i]);
-	if (!err) {
-		out->n = n;
+		err = warm_span(&w[i], ta + t0 - w[i].t0, tb + t0 - w[i].t0, &out->cpu[i],
+				&out->from[i], &out->to[i]);
+	if (!err)
 		out->span_s = tb - ta;
-	}
 	for (i = 0; i < n; i++)
 		warm_free(&w[i]);
 	file_index_free(&ids);
@@ -553,13 +551,12 @@ int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
 int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char *name)
 {
 	struct tracker_add_result res;
-	uint64_t pages = 0;
 	int err;
 
 	memset(k, 0, sizeof(*k));
 	for (uint32_t i = 0; i < ds->nfiles; i++)
-		pages += (ds->sizes[i] + 4095) / 4096;
-	err = tracker_load_for(pages, &k->loaded_here);
+		k->pages += (ds->sizes[i] + 4095) / 4096;
+	err = tracker_load_for(k->pages, &k->loaded_here);
 	if (err)
 		return err;
 	err = tracker_open(&k->t);

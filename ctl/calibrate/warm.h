@@ -65,6 +65,8 @@ double warm_units_expected(const struct warm_run *w);
 void warm_boundary_update(struct warm_run *w, double t);
 /* The run over: its last epoch's end, when it ended there by itself. */
 void warm_boundary_end(struct warm_run *w);
+/* The dataset bytes read so far (the last sample's count, by the dataset's size). */
+double warm_bytes_read(const struct warm_run *w);
 /* The time of the last sample at which the count grew. */
 double warm_last_read(const struct warm_run *w);
 /*

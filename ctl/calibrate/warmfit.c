@@ -41,22 +41,15 @@
 #include "calibrate/warm.h"
 #include "lib/util.h"
 
-#define PAGE_4K		4096ULL
 #define STALL_MIN_S	0.1	/* no read for this long at an epoch's end: the boundary */
 #define EPOCH_END	0.998	/* of an epoch's units: its last batches */
 #define GAP_MIN_S	0.06	/* three polls */
 #define RAMP_S		1.0
 
-/* one epoch's count by the dataset's size: pages (tracker) or bytes */
+/* one epoch's count by the dataset's size: pages (tracker, counted once) or bytes */
 double warm_units_expected(const struct warm_run *w)
 {
-	double pages = 0;
-
-	if (!w->trk)
-		return w->ds->bytes;
-	for (uint32_t i = 0; i < w->ds->nfiles; i++)
-		pages += (w->ds->sizes[i] + PAGE_4K - 1) / PAGE_4K;
-	return pages;
+	return w->trk ? (double)w->trk->pages : w->ds->bytes;
 }
 
 /* the count at which boundary K (0: the first) is due: epoch K+1's last batches */
@@ -300,6 +293,11 @@ double warm_last_read(const struct warm_run *w)
 static double bytes_per_unit(const struct warm_run *w)
 {
 	return w->ds->bytes / warm_units_expected(w);
+}
+
+double warm_bytes_read(const struct warm_run *w)
+{
+	return w->count * bytes_per_unit(w);
 }
 
 int warm_span(const struct warm_run *w, double ta, double tb, double *cpu, double *b0,

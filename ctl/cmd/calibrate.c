@@ -371,7 +371,7 @@ static void cal_contention(struct cal_cmd *c, const struct lg_dataset *ds, struc
 		np[n] = names[n];
 		/* no further than its warm runs all read: their curves end there */
 		stop[n] = INFINITY;
-		for (uint32_t r = 0; r < c->warm_runs; r++)
+		for (r = 0; r < c->warm_runs; r++)
 			stop[n] = fmin(stop[n], c->curves[i * CAL_MAX_WARM_RUNS + r].bytes);
 		stop[n] *= 0.98;
 		n++;
@@ -405,7 +405,7 @@ static void cal_contention(struct cal_cmd *c, const struct lg_dataset *ds, struc
 			memset(pc, 0, sizeof(*pc));
 			return;
 		}
-		for (int k = 0; k < n && !err; k++) {
+		for (int k = 0; k < n; k++) {
 			double alone = alone_cpu(c, pc->inst[k], tog.from[k], tog.to[k]);
 
 			if (!(alone > 0)) {
