@@ -50,6 +50,20 @@ static inline void tandem_replace_page_cache(struct folio *old, struct folio *ne
 #endif
 
 /*
+ * "mm: alloc_pages_bulk: rename API" (v6.14) renamed the array form of the
+ * bulk allocator; 6.1 exports it as __alloc_pages_bulk(), 6.12 as
+ * alloc_pages_bulk_noprof(), both behind the same inline name. Fills the
+ * NULL slots of pages[0..nr) and returns how many are then populated.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+#define tandem_alloc_pages_bulk_node(gfp, nid, nr, pages) \
+	alloc_pages_bulk_node(gfp, nid, nr, pages)
+#else
+#define tandem_alloc_pages_bulk_node(gfp, nid, nr, pages) \
+	alloc_pages_bulk_array_node(gfp, nid, nr, pages)
+#endif
+
+/*
  * "genetlink: introduce split op representation" (v6.2) changed pre_doit to
  * take a struct genl_split_ops.
  */

@@ -31,6 +31,7 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
+#include <linux/moduleparam.h>
 #include <linux/page_idle.h>
 #include <linux/pagemap.h>
 #include <linux/pagevec.h>
@@ -188,6 +189,16 @@ static void tandem_probe_delete(void *data, struct folio *folio)
 	rcu_read_unlock();
 }
 
+/*
+ * steer_batch: a folio batch's order-0 destination pages come from one call
+ * of the bulk allocator instead of one allocation each (bench/steer's
+ * tandem-batch; Documentation/steering.md). Read once per range.
+ */
+static bool steer_batch;
+module_param(steer_batch, bool, 0644);
+MODULE_PARM_DESC(steer_batch,
+		 "Allocate steering's order-0 destination pages in bulk, one call per folio batch (bool, default: N)");
+
 /* Outcome of one folio, a counter index or one of these. */
 enum { TANDEM_MOVED = -1, TANDEM_MOVED_LARGE = -2, TANDEM_IN_PLACE = -3 };
 
@@ -275,13 +286,57 @@ static void tandem_copy_flags(struct folio *new, struct folio *old)
  * get the large destination, with split_folio(), which is not exported to
  * modules, so a failed allocation here is counted as migrate_failed.
  */
+static gfp_t tandem_steer_gfp(struct address_space *mapping)
+{
+	return (mapping_gfp_mask(mapping) & ~(__GFP_FS | __GFP_DIRECT_RECLAIM)) |
+	       __GFP_THISNODE | __GFP_NOWARN | __GFP_NORETRY;
+}
+
 static struct folio *tandem_folio_alloc(struct address_space *mapping, int node,
 					unsigned int order)
 {
-	gfp_t gfp = (mapping_gfp_mask(mapping) & ~(__GFP_FS | __GFP_DIRECT_RECLAIM)) |
-		    __GFP_THISNODE | __GFP_NOWARN | __GFP_NORETRY;
+	return __folio_alloc_node(tandem_steer_gfp(mapping), order, node);
+}
 
-	return __folio_alloc_node(gfp, order, node);
+/*
+ * Order-0 pages on the target node allocated ahead, in bulk (steer_batch):
+ * pages[0..nr) are held, the rest NULL, as the bulk allocator wants its
+ * array. Same gfp and node as tandem_folio_alloc(); the allocator prepares
+ * each page as a single allocation would (init_on_alloc zeroing included),
+ * and an order-0 page is a folio. What a range does not use is freed.
+ */
+struct tandem_spare {
+	struct page *pages[PAGEVEC_SIZE];
+	unsigned int nr;
+	gfp_t gfp;
+	int node;
+};
+
+/* Hold at least want pages (fewer when the node's free lists cannot). */
+static void tandem_spare_fill(struct tandem_spare *sp, unsigned int want)
+{
+	want = min_t(unsigned int, want, ARRAY_SIZE(sp->pages));
+	if (sp->nr < want)
+		sp->nr = tandem_alloc_pages_bulk_node(sp->gfp, sp->node, want, sp->pages);
+}
+
+static struct folio *tandem_spare_take(struct tandem_spare *sp)
+{
+	struct page *page;
+
+	if (!sp || !sp->nr)
+		return NULL;
+	page = sp->pages[--sp->nr];
+	sp->pages[sp->nr] = NULL;
+	return page_folio(page);
+}
+
+static void tandem_spare_drain(struct tandem_spare *sp)
+{
+	while (sp->nr) {
+		__free_page(sp->pages[--sp->nr]);
+		sp->pages[sp->nr] = NULL;
+	}
 }
 
 static void tandem_folio_copy(struct folio *new, struct folio *old)
@@ -313,7 +368,8 @@ static bool tandem_folio_trylock(struct folio *folio)
 }
 
 /* Move one cached folio to node; see the top of the file for the rules. */
-static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node)
+static int tandem_migrate_folio(struct folio *folio, struct address_space *mapping, int node,
+				struct tandem_spare *sp)
 {
 	struct folio *new;
 	int why;
@@ -327,7 +383,9 @@ static int tandem_migrate_folio(struct folio *folio, struct address_space *mappi
 	why = tandem_folio_check(folio, mapping);
 	if (why)
 		goto out_unlock;
-	new = tandem_folio_alloc(mapping, node, folio_order(folio));
+	new = folio_test_large(folio) ? NULL : tandem_spare_take(sp);
+	if (!new)
+		new = tandem_folio_alloc(mapping, node, folio_order(folio));
 	if (!new) {
 		why = TANDEM_CNT_MIGRATE_FAILED;
 		goto out_unlock;
@@ -392,18 +450,38 @@ static void tandem_count(struct tandem_dataset *ds, int what, struct tandem_pass
 		p->retry_from = min(p->retry_from, folio->index);
 }
 
+/* The folios of fbatch the batch's bulk allocation is for: order 0, elsewhere. */
+static unsigned int tandem_batch_want(struct folio_batch *fbatch, int node)
+{
+	unsigned int i, want = 0;
+
+	for (i = 0; i < folio_batch_count(fbatch); i++)
+		if (!folio_test_large(fbatch->folios[i]) && folio_nid(fbatch->folios[i]) != node)
+			want++;
+	return want;
+}
+
 /* Steer the cached folios of f in [start, end]. */
 static void tandem_steer_range(struct tandem_file *f, pgoff_t start, pgoff_t end,
 			       int node, struct tandem_pass *p)
 {
 	struct address_space *mapping = f->inode->i_mapping;
+	struct tandem_spare spare, *sp = NULL;
 	struct folio_batch fbatch;
 	pgoff_t index = start;
 	unsigned int i;
 
+	if (READ_ONCE(steer_batch)) {
+		memset(&spare, 0, sizeof(spare));
+		spare.gfp = tandem_steer_gfp(mapping);
+		spare.node = node;
+		sp = &spare;
+	}
 	folio_batch_init(&fbatch);
 	while (!READ_ONCE(tandem_steer_stopping) &&
 	       filemap_get_folios(mapping, &index, end, &fbatch)) {
+		if (sp && !time_before(jiffies, READ_ONCE(f->ds->full_until)))
+			tandem_spare_fill(sp, tandem_batch_want(&fbatch, node));
 		for (i = 0; i < folio_batch_count(&fbatch); i++) {
 			struct folio *folio = fbatch.folios[i];
 
@@ -420,13 +498,16 @@ static void tandem_steer_range(struct tandem_file *f, pgoff_t start, pgoff_t end
 				p->stopped_at = folio->index;
 				break;
 			}
-			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node), p, folio);
+			tandem_count(f->ds, tandem_migrate_folio(folio, mapping, node, sp), p,
+				     folio);
 		}
 		folio_batch_release(&fbatch);
 		if (p->stopped_at != ULONG_MAX)
 			break;
 		cond_resched();
 	}
+	if (sp)
+		tandem_spare_drain(sp);
 }
 
 /* Take the next ready file and its range; NULL when none. */

@@ -39,7 +39,7 @@ def throughput(tap):
                 if mm:
                     d[k] = mm.group(1)
             rounds.setdefault((int(r), meth), {})['result'] = d
-    rates = {}
+    rates, per_round = {}, {}
     # pages moved: node-0 pages before minus after, by move_pages(nodes=NULL)
     print('%-5s %-13s %9s %9s %9s %9s %8s %8s' % (
         'round', 'method', 'moved', 'reported', 'node1', 'filepg1kB', 'seconds', 'GB/s'))
@@ -55,6 +55,7 @@ def throughput(tap):
             continue
         gbps = moved * 4096 / 1e9 / secs
         rates.setdefault(meth, []).append(gbps)
+        per_round.setdefault(r, []).append((meth, gbps))
         note = ''
         if only:
             rates.setdefault('movepages(move_pages only)', []).append(moved * 4096 / 1e9 / only)
@@ -77,13 +78,22 @@ def throughput(tap):
         print('median %-28s %.3f GB/s over %d rounds' % (k, v, len(rates[k])))
     base = med.get('movepages')
     if base:
-        for k in ('tandem-cli', 'tandem-sysfs'):
+        for k in ('tandem-cli', 'tandem-sysfs', 'tandem-batch'):
             if k in med:
                 print('ratio %s / movepages (mmap+fault+move_pages+munmap): %.2f' % (k, med[k] / base))
         only = med.get('movepages(move_pages only)')
-        for k in ('tandem-cli', 'tandem-sysfs'):
+        for k in ('tandem-cli', 'tandem-sysfs', 'tandem-batch'):
             if k in med and only:
                 print('ratio %s / move_pages call alone: %.2f' % (k, med[k] / only))
+    if 'tandem-batch' in med and 'tandem-sysfs' in med:
+        print('ratio tandem-batch / tandem-sysfs (bulk allocation on/off): %.3f' % (
+            med['tandem-batch'] / med['tandem-sysfs']))
+        pairs = [(dict(v)['tandem-batch'], dict(v)['tandem-sysfs']) for v in per_round.values()
+                 if 'tandem-batch' in dict(v) and 'tandem-sysfs' in dict(v)]
+        if pairs:
+            rs = sorted(a / b for a, b in pairs)
+            print('  per round: %s (median %.3f, range %.3f-%.3f)' % (
+                ' '.join('%.3f' % x for x in rs), statistics.median(rs), rs[0], rs[-1]))
     copy = med.get('copy alone')
     if copy:
         for k in ('tandem-sysfs', 'movepages(move_pages only)'):

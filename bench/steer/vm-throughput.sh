@@ -5,6 +5,8 @@
 # read onto node 0 (steer=0 while reading, so nothing moves on insertion):
 #   tandem-cli    `tandemctl -j steer bench` (its own wait and timing)
 #   tandem-sysfs  `tandemctl steer --no-wait bench`, timed to steer_pending = 0
+#   tandem-batch  the same with steer_batch=1 (destination pages allocated in bulk);
+#                 tandem-sysfs and tandem-batch take turns going first
 #   movepages     mmap + move_pages(2) to node 1 from userspace (the baseline)
 # and then the copy alone: as many pages of anonymous memory on node 0
 # copied 4 KiB at a time into memory on node 1 (steerbench copy; lines "K").
@@ -51,13 +53,21 @@ for r in $(seq 1 "$ROUNDS"); do
 	echo "J $r tandem-cli $out"
 	after "$r" tandem-cli
 
-	cold_read
-	before "$r" tandem-sysfs
-	echo 1 >$S/steer
-	# options before DATASET: `steer DATASET --no-wait` is refused (see steering.md)
-	# (tandemctl's own line, "steering queued", kept off the result line)
-	echo "R $r tandem-sysfs result $($SB waitsteer $DS -- sh -c 'tandemctl steer --no-wait bench >/dev/null')"
-	after "$r" tandem-sysfs
+	# tandem-sysfs and tandem-batch (steer_batch=1) in turn first
+	if [ $((r % 2)) = 1 ]; then pair="0 1"; else pair="1 0"; fi
+	for batch in $pair; do
+		m=tandem-sysfs
+		[ "$batch" = 1 ] && m=tandem-batch
+		cold_read
+		before "$r" $m
+		echo "$batch" >/sys/module/tandem/parameters/steer_batch
+		echo 1 >$S/steer
+		# options before DATASET: `steer DATASET --no-wait` is refused (see steering.md)
+		# (tandemctl's own line, "steering queued", kept off the result line)
+		echo "R $r $m result $($SB waitsteer $DS -- sh -c 'tandemctl steer --no-wait bench >/dev/null')"
+		after "$r" $m
+		echo 0 >/sys/module/tandem/parameters/steer_batch
+	done
 
 	cold_read
 	before "$r" movepages

@@ -5,7 +5,7 @@
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 P=/sys/module/tandem/parameters
 S=/sys/kernel/tandem
-ksft_plan 35
+ksft_plan 41
 
 load() { rmmod tandem 2>/dev/null; insmod "$KO" "$@"; }
 
@@ -14,6 +14,7 @@ ksft_expect_eq "auto-detection picks node 1 (the CPU-less node)" "$(cat $S/cxl_n
 ksft_check "reason names the auto-detection" grep -q "^auto: node 1 has memory" $S/cxl_node_reason
 ksft_expect_eq "steer defaults on" "$(cat $S/steer)" 1
 ksft_expect_eq "prefetch_kbps defaults to 0" "$(cat $S/prefetch_kbps)" 0
+ksft_expect_eq "steer_batch defaults off" "$(cat $P/steer_batch)" N
 
 # each parameter, and its effect where it shows
 while read -r param file want; do
@@ -35,7 +36,13 @@ steer_kbps=2048 $S/steer_kbps 2048
 max_datasets=1 $S/max_datasets 1
 max_files=5 $S/max_files 5
 max_datasets=4096 $P/max_datasets 4096
+steer_batch=1 $P/steer_batch Y
 EOT
+
+# steer_batch can be changed while loaded, by root, and only to a bool
+load
+ksft_check "steer_batch set at run time" sh -c "echo 1 > $P/steer_batch && grep -qx Y $P/steer_batch"
+ksft_check "steer_batch refuses a non-bool" sh -c "! echo maybe > $P/steer_batch 2>/dev/null && grep -qx Y $P/steer_batch"
 
 # bad values: the load fails, nothing is left behind, dmesg says why
 while read -r param msg; do
@@ -64,11 +71,12 @@ max_files=0 tandem: max_files=0 is out of range
 prefetch_kbps=4294967295 tandem: prefetch_kbps=4294967295 is out of range
 steer_kbps=4294967295 tandem: steer_kbps=4294967295 is out of range
 steer=maybe invalid for parameter .steer
+steer_batch=maybe invalid for parameter .steer_batch
 EOT
 
 # modinfo: every parameter described with unit and default
 parms=$(/usr/sbin/modinfo -F parm "$KO")
-for p in cxl_node steer prefetch_kbps steer_kbps max_datasets max_files; do
+for p in cxl_node steer prefetch_kbps steer_kbps max_datasets max_files steer_batch; do
 	line=$(echo "$parms" | grep "^$p:")
 	case $line in
 	*"default: "*) ksft_pass "modinfo describes $p with its default" ;;
