@@ -1,0 +1,2 @@
+# bash selftests/vm/run-vm.sh --script bench/steer/vm-throughput.sh --files build/bench/steer-1205c/files --node0-mb 1024 --node1-mb 1024 --disk-mb 2048 --bps 0 --timeout 1500 --vm-timeout 1600 --quiet
+# bash bench/steer/throughput.sh --rounds 9   (load before: 0.16 1-min, no other VM; 1.14 after, the bench itself)
