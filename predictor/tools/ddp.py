@@ -19,9 +19,10 @@ the backward pass, as users run it).
         The number of timed iterations is fixed per architecture in round 0
         from the 1-worker time (at least --min-seconds of timed iterations,
         10 to 200 of them, after 3 warm-up iterations) and kept for every
-        run (--no-broadcast-buffers: DDP without the buffers' broadcast
-        before each forward, to measure what it costs). Rows (one per run: median wall and CPU time per iteration, the
-        host's steal share and load during it) go to DIR/runs.csv.
+        run. --no-broadcast-buffers: DDP without the buffers' broadcast
+        before each forward, to measure what it costs. Rows (one per run:
+        median wall and CPU time per iteration, the host's steal share and
+        load during it) go to DIR/runs.csv.
     /usr/bin/python3 predictor/tools/ddp.py --out DIR --allreduce
         one gloo all-reduce sweep of 2 workers, 64 KiB..64 MiB (DIR/allreduce.csv)
     /usr/bin/python3 predictor/tools/ddp.py --out DIR --report
@@ -134,9 +135,12 @@ def worker(rank, world, ddp, port, name, batch, iters, min_s, start, q, bcast=Tr
 
 
 def cpu_stat():
-    f = open("/proc/stat").readline().split()[1:]
-    v = [int(a) for a in f]
-    return sum(v[:8]), v[7] if len(v) > 7 else 0  # total, steal
+    v = [int(a) for a in open("/proc/stat").readline().split()[1:9]]
+    return sum(v), v[7]  # total, steal (user nice system idle iowait irq softirq steal)
+
+
+def loadavg():
+    return open("/proc/loadavg").read().split()[0]
 
 
 def run(mode, name, batch, iters, min_s, bcast=True):
@@ -148,7 +152,7 @@ def run(mode, name, batch, iters, min_s, bcast=True):
     q = ctx.Queue()
     start = ctx.Barrier(world) if mode == "1x2" else None
     port = free_port()
-    load = open("/proc/loadavg").read().split()[0]
+    load = loadavg()
     tot0, st0 = cpu_stat()
     ps = [ctx.Process(target=worker, args=(r, world, ddp, port, name, batch, iters, min_s,
                                            start, q, bcast)) for r in range(world)]
@@ -193,7 +197,7 @@ def allreduce(out, rnd=None):
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     port = free_port()
-    load = open("/proc/loadavg").read().split()[0]
+    load = loadavg()
     ps = [ctx.Process(target=ar_worker, args=(r, port, sizes, q)) for r in range(2)]
     for p in ps:
         p.start()
@@ -311,7 +315,7 @@ def report(out):
     return 0
 
 
-def measure_all(out, names, reps, batch, min_s, bcast=True):
+def measure_all(out, names, reps, batch, min_s, bcast, steady):
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "runs.csv")
     if os.path.exists(path):
@@ -323,8 +327,7 @@ def measure_all(out, names, reps, batch, min_s, bcast=True):
                 "arch,batch,params,round,mode,iters,wall_s,cpu_s,steal,load\n" % (
                     batch, WARMUP, reps, "" if bcast else " DDP broadcast_buffers=False;",
                     " ".join("%s=%s" % kv for kv in sorted(MALLOC_ENV.items()))
-                    if os.environ.get("MALLOC_TRIM_THRESHOLD_") == MALLOC_ENV["MALLOC_TRIM_THRESHOLD_"]
-                    else "default"))
+                    if steady else "default"))
     iters = {}
     t_start = time.time()
     for rnd in range(reps):
@@ -334,11 +337,10 @@ def measure_all(out, names, reps, batch, min_s, bcast=True):
             for mode in modes:
                 n = iters.get(name, 0)
                 if not n and mode != "1":
-                    # the iteration count comes from the 1-worker time
-                    w, _, n, _, _, _ = run("1", name, batch, 0, min_s)
-                    iters[name] = n
+                    # the count comes from a 1-worker run (0: time-bounded)
+                    n = run("1", name, batch, 0, min_s)[2]
                 w, c, n, params, steal, load = run(mode, name, batch, n, min_s, bcast)
-                iters.setdefault(name, n)
+                iters[name] = n
                 with open(path, "a") as f:
                     f.write("%s,%d,%d,%d,%s,%d,%.6f,%.6f,%.4f,%s\n" % (
                         name, batch, params, rnd, mode, n, w, c, steal, load))
@@ -381,7 +383,7 @@ def main():
         if bad:
             raise SystemExit("unknown architecture(s): " + ",".join(bad))
         return measure_all(args.out, names, args.reps, args.batch, args.min_seconds,
-                           not args.no_broadcast_buffers)
+                           not args.no_broadcast_buffers, args.malloc == "steady")
     ap.error("one of --all, --allreduce, --report")
 
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # profile.py with glibc's default allocator (A) against the allocator held in its
-# steady state (S), interleaved A S A S. RES=224 BATCHES=2,4,8 as committed
-# (A1..S2.csv); RES=32 BATCHES=4,16,64 for the 32x32 check (A1-32..S2-32.csv).
+# steady state (S), interleaved A S A S. RES=224 BATCHES=2,4,8 for r224/;
+# RES=32 BATCHES=4,16,64 for r32/ and, with ARCHS=densenet121,googlenet,
+# regnet_x_400mf,mnasnet1_0,resnet34, r32b/ (OUT/A1/runs.csv .. OUT/S2/runs.csv).
 cd "$(dirname "$0")/../../.." && OUT=${OUT:-/tmp/palloc}
 RES=${RES:-224}
 BATCHES=${BATCHES:-2,4,8}
