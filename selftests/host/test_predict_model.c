@@ -19,12 +19,12 @@
 #include "dataset.h"
 #include "model.h"
 
-static char *tmpname(const char *suffix)
+/* A new empty file /tmp/tandem-predict-XXXXXX<suffix>, its name in path[n]. */
+static char *tmpname(char *path, size_t n, const char *suffix)
 {
-	static char path[128];
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/tandem-predict-XXXXXX%s", suffix);
+	snprintf(path, n, "/tmp/tandem-predict-XXXXXX%s", suffix);
 	fd = mkstemps(path, (int)strlen(suffix));
 	if (fd >= 0)
 		close(fd);
@@ -56,7 +56,7 @@ FIXTURE_SETUP(file)
 	cfg.hid = 8;
 	cfg.reg_hidden = 8;
 	ASSERT_EQ(0, tp_model_new(&cfg, 5, &self->m));
-	snprintf(self->path, sizeof(self->path), "%s", tmpname(".tpm"));
+	tmpname(self->path, sizeof(self->path), ".tpm");
 	ASSERT_EQ(0, tp_model_save(self->m, self->path)) TH_LOG("%s", tp_errmsg());
 	ASSERT_EQ(0, tp_read_file(self->path, 1 << 24, &self->buf, &self->len));
 }
@@ -189,8 +189,8 @@ FIXTURE_SETUP(ood)
 	struct tp_model_config cfg;
 	struct tp_train_opts o;
 	struct tp_dataset *d;
-	char *csv = tmpname(".csv");
-	FILE *f = fopen(csv, "w");
+	char csv[128];
+	FILE *f = fopen(tmpname(csv, sizeof(csv), ".csv"), "w");
 
 	ASSERT_NE(NULL, f);
 	fprintf(f, "# device: Test CPU; units 1; clock_ghz 2; mem_bw_gbs 0\n"
@@ -297,10 +297,10 @@ TEST_F(ood, other_device)
 
 TEST_F(ood, range_survives_the_model_file)
 {
-	char *path = tmpname(".tpm");
+	char path[128];
 	struct tp_model *m2;
 
-	ASSERT_EQ(0, tp_model_save(self->m, path));
+	ASSERT_EQ(0, tp_model_save(self->m, tmpname(path, sizeof(path), ".tpm")));
 	ASSERT_EQ(0, tp_model_load(path, &m2)) TH_LOG("%s", tp_errmsg());
 	unlink(path);
 	EXPECT_EQ(3, tp_model_file_version(m2));
@@ -431,8 +431,8 @@ TEST(training_fits_a_learnable_target)
 	struct tp_train_opts o;
 	struct tp_dataset *d;
 	struct tp_model *m;
-	char *csv = tmpname(".csv");
-	FILE *f = fopen(csv, "w");
+	char csv[128];
+	FILE *f = fopen(tmpname(csv, sizeof(csv), ".csv"), "w");
 	double rmse, mean = 0, var = 0, lt[64];
 	int n = 0;
 
@@ -521,8 +521,8 @@ TEST(cost_baseline_fits_an_exact_cost)
 	struct tp_train_opts o;
 	struct tp_dataset *d;
 	struct tp_model *m, *m2;
-	char *csv = tmpname(".csv"), path[256], tpm[160];
-	FILE *f = fopen(csv, "w");
+	char csv[128], path[256], tpm[128];
+	FILE *f = fopen(tmpname(csv, sizeof(csv), ".csv"), "w");
 	double rmse, x[TP_BASE_TERMS], worst = 0;
 	uint8_t *buf;
 	size_t len;
@@ -555,7 +555,7 @@ TEST(cost_baseline_fits_an_exact_cost)
 	ASSERT_EQ(0, tp_model_new(&cfg, 1, &m));
 	ASSERT_EQ(0, tp_train(m, d, NULL, &o, &rmse)) TH_LOG("%s", tp_errmsg());
 	EXPECT_LT(rmse, 1e-6) TH_LOG("rmse %g", rmse);
-	snprintf(tpm, sizeof(tpm), "%s", tmpname(".tpm"));
+	tmpname(tpm, sizeof(tpm), ".tpm");
 	ASSERT_EQ(0, tp_model_save(m, tpm)) TH_LOG("%s", tp_errmsg());
 	ASSERT_EQ(0, tp_model_load(tpm, &m2)) TH_LOG("%s", tp_errmsg());
 	EXPECT_EQ(3, tp_model_file_version(m2));
