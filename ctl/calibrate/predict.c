@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "calibrate/calibrate.h"
+#include "lib/log.h"
 #include "tandem_predict.h"
 
 _Static_assert(CAL_PRED_WARN_LEN == TP_WARN_LEN, "a warning's length");
@@ -62,6 +63,8 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 	job.batch = batch;
 	if (!tp_device_query(tp_model_backend(m), &dev))
 		job.dev = &dev;
+	else
+		ctl_err("calibrate: the device is not checked: %s", tp_errmsg());
 	err = tp_predict(m, g, &job, &p);
 	if (err) {
 		pred_err(out, err, "prediction failed");

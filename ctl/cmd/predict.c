@@ -286,6 +286,8 @@ static int cmd_predict_one(int argc, char **argv)
 	 * device has zero weights for them (Documentation/predictor.md) */
 	if (!err && !tp_device_query(tp_model_backend(m), &dev))
 		o.job.dev = &dev;
+	else if (!err)
+		ctl_err("predict: the device is not checked: %s", tp_errmsg());
 	if (!err) {
 		t1 = now_s();
 		err = tp_predict(m, g, &o.job, &p);
