@@ -235,6 +235,9 @@ int ctl_run(int argc, char **argv)
 	int err;
 
 	c = find_cmd(object, verb, &known);
+	/* "OBJECT --help" (or -h) is "OBJECT help" where no bare OBJECT command takes it */
+	if (verb && (!strcmp(verb, "--help") || !strcmp(verb, "-h")) && !c)
+		verb = "help";
 	if (verb && !strcmp(verb, "help") && (!c || !c->verb)) {
 		if (!known)
 			return ctl_usage_err(object, NULL, "unknown object '%s' (try 'tandemctl --help')",

@@ -31,7 +31,10 @@ trap 'exit 130' INT TERM HUP
 cmds=$(sed -n 's/^  tandemctl \([a-z]*\)\( [a-z][a-z]*\)\?\( .*\)\?$/\1\2/p' "$tmp/help")
 ncmds=$(echo "$cmds" | grep -c .)
 runnable=13
-ksft_plan $((2 + ncmds * 3 + 6 + runnable * 2 + 3))
+# the objects of those commands (an object with verbs has help of its own)
+objs=$(echo "$cmds" | awk '{ print $1 }' | sort -u)
+nobjs=$(echo "$objs" | grep -c .)
+ksft_plan $((2 + ncmds * 3 + nobjs * 2 + 6 + runnable * 2 + 3))
 
 ksft_check "tandemctl --help: stdout, exit 0, nothing on stderr" \
 	test -s "$tmp/help" -a ! -s "$tmp/help.err"
@@ -67,6 +70,14 @@ while read -r obj verb; do
 	call "$obj $verb -j (a global option after the object): refused, exit 2" 2 err \
 		"option '-j' goes before the object" "$T" $obj $verb -j -- true
 done <<<"$cmds"
+
+# OBJECT --help and OBJECT -h: every command of the object, on stdout, exit 0
+while read -r obj; do
+	first=$(echo "$cmds" | awk -v o="$obj" '$1 == o { print; exit }')
+	for h in --help -h; do
+		call "$obj $h: the object's usage on stdout, exit 0" 0 out "tandemctl $first" "$T" "$obj" $h
+	done
+done <<<"$objs"
 
 call "unknown verb: exit 2" 2 err "unknown verb 'frob'" "$T" dataset frob
 call "unknown object: exit 2" 2 err "unknown object 'frob'" "$T" frob
