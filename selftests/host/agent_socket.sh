@@ -50,7 +50,7 @@ start_agent() {	# [options]
 	"$AGENT" --socket "$SOCK" --log "$LOG" --metrics-dir "$tmp/metrics" --no-tracker \
 		--profile-dir "$tmp/no-profiles" "$@" 2>>"$tmp/agent.err" &
 	agent_pid=$!
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do	# up to 30 s: a slow or loaded host
 		grep -q "ev=start.*pid=$agent_pid" "$LOG" 2>/dev/null && return 0
 		sleep 0.1
 	done

@@ -107,9 +107,10 @@ start_agent() {
 	"$AGENT" --socket "$tmp/agent.sock" --log "$LOG" --metrics-dir "$tmp/metrics" \
 		--profile-dir "$tmp/profiles" --no-module 2>>"$tmp/agent.err" &
 	agent_pid=$!
-	for _ in $(seq 100); do
+	# up to 30 s: the agent loads the tracker first (5-7 s on a loaded host)
+	for _ in $(seq 300); do
 		grep -q "ev=node " "$LOG" 2>/dev/null && return 0
-		sleep 0.05
+		sleep 0.1
 	done
 	return 1
 }

@@ -66,7 +66,9 @@ start_agent() {
 	"$AGENT" --socket "$tmp/agent.sock" --log "$LOG" --metrics-dir "$tmp/metrics" \
 		--profile-dir "$tmp/no-profiles" --no-module 2>>"$tmp/agent.err" &
 	agent_pid=$!
-	for _ in $(seq 50); do
+	# up to 30 s: the agent loads the tracker first, which took 5-7 s on a
+	# loaded 2-vCPU host (a fixed 5 s failed the whole test there)
+	for _ in $(seq 300); do
 		[ -S "$tmp/agent.sock" ] && grep -q "ev=start.*pid=$agent_pid" "$LOG" 2>/dev/null && return 0
 		sleep 0.1
 	done
