@@ -2,7 +2,7 @@
 /*
  * tandemctl predict probe [--rerun]: this host's device probe
  * (Documentation/predictor.md, "Device probe"), from its cache or measured
- * now.
+ * now; and the probe part of a prediction's output.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -48,6 +48,36 @@ void print_probe(const char *key, const struct tp_probe *p, const char *indent)
 	for (int k = 0; k < TP_PROBE_KINDS; k++)
 		out_double(tp_probe_kind_name(k), NULL, p->spread[k]);
 	out_obj_close();
+	out_obj_close();
+}
+
+void print_probe_mapping(const struct tp_model *m, const struct tp_probe *host, bool cached,
+			 const struct tp_prediction *pr, const char *why_not)
+{
+	const struct tp_probe *train = tp_model_probe(m);
+
+	out_obj_open("probe");
+	out_bool("mapped", NULL, pr->probe_mapped);
+	if (!pr->probe_mapped) {
+		out_str("reason", "probe: not mapped (%s)\n", why_not ? why_not : "?");
+		out_obj_close();
+		return;
+	}
+	out_double("ratio", "probe: compute mapped to this host x%.3f", pr->probe_ratio);
+	out_obj_open("ratios");
+	for (int k = 0; k < TP_PROBE_KINDS; k++) {
+		char fmt[32];
+
+		snprintf(fmt, sizeof(fmt), "%s%s %%.3f", k ? ", " : " (", tp_probe_kind_name(k));
+		out_double(tp_probe_kind_name(k), fmt, pr->kind_ratio[k]);
+	}
+	out_obj_close();
+	out_text(")\n  from the training host's probe: ");
+	print_probe("trained", train, NULL);
+	out_text("\n  to this host's (%s): ", cached ? "cached" : "measured now");
+	out_bool("host_cached", NULL, cached);
+	print_probe("host", host, NULL);
+	out_text("\n");
 	out_obj_close();
 }
 

@@ -10,4 +10,8 @@
 /* One probe as an object under key; text: its identity and a line per
  * kind indented by indent, or (indent NULL) its identity alone, no newline. */
 void print_probe(const char *key, const struct tp_probe *p, const char *indent);
+/* The mapping of a prediction: which probes, the ratios and the factor. */
+void print_probe_mapping(const struct tp_model *m, const struct tp_probe *host, bool cached,
+			 const struct tp_prediction *pr, const char *why_not);
+
 #endif
