@@ -116,7 +116,7 @@ int tp_ood_warnings(const struct tp_model *m, const struct tp_graph *g, const st
 	/* mapped by the probes (tp_probe_map): said by the prediction's probe
 	 * fields, not a warning */
 	if (job->dev && m->train_dev.name[0] && strcmp(job->dev->name, m->train_dev.name) &&
-	    !(job->probe && m->has_probe && m->backend == TP_BACKEND_CPU))
+	    !tp_probe_maps(m, job))
 		WARN("device '%s' is not the profiled one ('%s'): profile it and train a model "
 		     "for it (Documentation/predictor.md)", job->dev->name, m->train_dev.name);
 	return n < max ? n : max;

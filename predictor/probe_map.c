@@ -41,11 +41,6 @@ static const int term_kind[TP_BASE_TERMS] = {
 };
 _Static_assert(TP_BASE_TERMS == 6 + TP_FLOP_CLASSES, "a kind for every baseline term");
 
-int tp_base_term_kind(int term)
-{
-	return term >= 0 && term < TP_BASE_TERMS ? term_kind[term] : TP_PROBE_OP;
-}
-
 const struct tp_probe *tp_model_probe(const struct tp_model *m)
 {
 	return m->has_probe ? &m->probe : NULL;
@@ -68,6 +63,11 @@ static bool any_weight(const double *w)
 	return false;
 }
 
+bool tp_probe_maps(const struct tp_model *m, const struct tp_job *job)
+{
+	return job->probe && m->has_probe && m->backend == TP_BACKEND_CPU;
+}
+
 void tp_probe_map(const struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
 		  struct tp_prediction *out)
 {
@@ -77,7 +77,7 @@ void tp_probe_map(const struct tp_model *m, const struct tp_graph *g, const stru
 	out->probe_ratio = 1.0;
 	for (int k = 0; k < TP_PROBE_KINDS; k++)
 		out->kind_ratio[k] = 1.0;
-	if (!job->probe || !m->has_probe || m->backend != TP_BACKEND_CPU)
+	if (!tp_probe_maps(m, job))
 		return;
 	if ((m->cfg.features & TP_FEAT_BASE) && any_weight(m->base_w))
 		memcpy(w, m->base_w, sizeof(w));

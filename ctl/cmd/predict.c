@@ -495,8 +495,8 @@ TANDEM_CMD(predict, "predict", NULL, cmd_predict_one,
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
 	   "--data runs.csv [--data more.csv] --out FILE [--epochs N] [--seed S] [--lr LR] "
-	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--base|--no-base|--base-only] [--verbose] "
-	   "[--probe FILE]",
+	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--base|--no-base|--base-only] "
+	   "[--verbose] [--probe FILE]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
 	   "--data runs.csv [--data more.csv] [--folds K] [--seed S] [--ernest-points P] "

@@ -5,15 +5,16 @@
 # the probe's text and JSON, its cache (a second call reads it, fast;
 # another CPU model string through TANDEM_CPUINFO measures again), and a
 # prediction on a host whose cached probe is 2x slower on every kind than
-# the built-in model's training host: compute x2 exactly, the probes named.
+# the built-in model's training host: compute x2 exactly, the probes named;
+# predict train --probe records the training host's probe in the model.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEM_TANDEMCTL:-$top/${B:-build}/tandemctl}
 G=$top/predictor/data/r224-2026-12-03/onnx/resnet34.onnx
-ksft_plan 8
+ksft_plan 10
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 8); do ksft_skip "predict probe $i" "needs $T and jq"; done
+	for i in $(seq 10); do ksft_skip "predict probe $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-probe-cli-XXXXXX)
@@ -79,4 +80,21 @@ ksft_check "text: 'probe: compute mapped to this host x2.000', from/to lines" \
 	bash -c "grep -q '^probe: compute mapped to this host x2.000 (conv 2.000, dwconv 2.000, gemm 2.000, mem 2.000, op 2.000)' '$tmp/slow.txt' &&
 		grep -q \"^  from the training host's probe: AMD EPYC (2 CPUs\" '$tmp/slow.txt' &&
 		grep -q \"^  to this host's (cached): Test CPU 2x slower\" '$tmp/slow.txt'"
+
+# 9-10: predict train --probe FILE: the model maps from that probe (a host 3x
+# faster than this one's cached probe on every kind); without it, no mapping
+D=$top/predictor/data/r224-2026-12-03/runs.csv
+awk '$1 == "cpu" { print "cpu Trainer CPU"; next } $1 ~ /^(conv|dwconv|gemm|mem|op)$/ { $2 = sprintf("%.17g", 3 * $2) } { print }' "$cache" >"$tmp/train-probe.txt"
+"$T" predict train --data "$D" --base-only --probe "$tmp/train-probe.txt" --out "$tmp/p.tpm" >/dev/null &&
+	"$T" -j predict "$G" --batch 4 --model "$tmp/p.tpm" >"$tmp/trained.json" &&
+	"$T" -j predict "$G" --batch 4 --model "$tmp/p.tpm" --no-probe >"$tmp/trained0.json"
+ksft_check "train --probe: the model's training host is the probe's, 3x faster: compute x3" \
+	jqe --slurpfile a "$tmp/trained0.json" '.probe.mapped and .probe.trained.cpu == "Trainer CPU" and
+		(.probe.ratio - 3 | fabs) < 1e-9 and (.compute_s / $a[0].compute_s - 3 | fabs) < 1e-9' \
+		"$tmp/trained.json"
+"$T" predict train --data "$D" --base-only --out "$tmp/n.tpm" >/dev/null &&
+	"$T" -j predict "$G" --batch 4 --model "$tmp/n.tpm" >"$tmp/none.json"
+ksft_check "train without --probe: not mapped, says the model records no probe" \
+	jqe '.probe.mapped == false and .probe.reason == "the model records no probe of its training host"' \
+		"$tmp/none.json"
 ksft_finish
