@@ -59,7 +59,8 @@ void print_probe_mapping(const struct tp_model *m, const struct tp_probe *host, 
 	out_obj_open("probe");
 	out_bool("mapped", NULL, pr->probe_mapped);
 	if (!pr->probe_mapped) {
-		out_str("reason", "probe: not mapped (%s)\n", why_not ? why_not : "?");
+		out_str("reason", "probe: not mapped (%s)\n",
+			why_not ? why_not : "the graph has no cost the baseline prices");
 		out_obj_close();
 		return;
 	}
