@@ -390,6 +390,7 @@ int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job
 		out->compute_s = exp(logt);
 		out->grad_bytes = 4.0 * g->stats.params;
 		out->allreduce_s = tp_allreduce_seconds(out->grad_bytes, job);
+		tp_probe_map(m, g, job, out);
 		out->total_s = out->compute_s + out->allreduce_s;
 	}
 	free(ra);

@@ -69,6 +69,8 @@ struct tp_model {
 	struct tp_device train_dev;	/* the device the training runs came from */
 	struct tp_ood ood;
 	double base_w[TP_BASE_TERMS];	/* TP_FEAT_BASE: seconds per unit of each term */
+	bool has_probe;		/* probe: the training host's device probe (version 4) */
+	struct tp_probe probe;
 	int version;		/* of the file it was read from (current when new) */
 	enum tp_backend backend;	/* resolved: CPU or CUDA */
 	struct tp_cuda_ctx *cuda;
@@ -83,6 +85,16 @@ void tp_ood_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask
 void tp_base_terms(const struct tp_graph *g, double batch, double *x);
 double tp_base_log(const struct tp_model *m, const struct tp_graph *g, double batch);
 int tp_base_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask);
+/* probe_map.c: the probe mapping of a prediction (compute_s scaled, out's
+ * probe fields set); the reference probe the built-in models get */
+/* whether a prediction of job is mapped (both probes, the CPU backend) */
+bool tp_probe_maps(const struct tp_model *m, const struct tp_job *job);
+void tp_probe_map(const struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
+		  struct tp_prediction *out);
+void tp_probe_builtin_ref(struct tp_model *m);
+/* model_file.c: the 224x224 built-in model's baseline weights (the cost
+ * shares of a model without its own baseline) */
+int tp_builtin224_base_w(double w[TP_BASE_TERMS]);
 /* false when the baseline alone predicts (TP_FEAT_BASE_ONLY) */
 static inline bool tp_model_regresses(const struct tp_model *m)
 {

@@ -16,8 +16,12 @@
  *       char ops[nops][32]
  *   then (version 3) f64 base_w[TP_BASE_TERMS], the cost baseline's weights
  *       (all 0 without TP_FEAT_BASE)
+ *   then (version 4) the training host's device probe (PROBE_BYTES):
+ *       u32 present (0 or 1), version, ncpu, 0; i64 when; f64 seconds,
+ *       rate[TP_PROBE_KINDS], spread[TP_PROBE_KINDS]; char cpu[96]
  *   end u32 CRC-32 (zlib's) of every byte before it
  *
+ * Version 3 (before the probe) is version 4 without the probe block.
  * Version 2 (before the cost baseline) is version 3 without base_w and
  * without TP_FEAT_BASE; it is read and predicts as before.
  *
@@ -37,8 +41,9 @@
 #include "model.h"
 
 #define MAGIC "TNDMPRED"
-#define VERSION 3u
+#define VERSION 4u
 #define BASE_BYTES (8u * TP_BASE_TERMS)
+#define PROBE_BYTES (32u + 16u * TP_PROBE_KINDS + 96u)
 #define HDR 288u
 #define OOD_FIXED (16u + 8u * (TP_OOD_MAX_RES + 4))
 #define MAX_MODEL_FILE (256u << 20)
@@ -90,7 +95,7 @@ static size_t body_end(const struct tp_model *m)
 static size_t file_size(const struct tp_model *m, uint32_t version, uint32_t nops)
 {
 	return body_end(m) + (version >= 2 ? OOD_FIXED + 32 * (size_t)nops : 0) +
-	       (version >= 3 ? BASE_BYTES : 0) + 4;
+	       (version >= 3 ? BASE_BYTES : 0) + (version >= 4 ? PROBE_BYTES : 0) + 4;
 }
 
 static void putd(uint8_t *p, double d)
@@ -131,6 +136,26 @@ static uint8_t *encode_ood(const struct tp_ood *o, uint8_t *p)
 	return p;
 }
 
+static uint8_t *encode_probe(const struct tp_model *m, uint8_t *p)
+{
+	const struct tp_probe *pr = &m->probe;
+
+	memset(p, 0, PROBE_BYTES);
+	if (!m->has_probe)
+		return p + PROBE_BYTES;
+	put32(p, 1);
+	put32(p + 4, pr->version);
+	put32(p + 8, pr->ncpu);
+	put64(p + 16, (uint64_t)pr->when);
+	putd(p + 24, pr->seconds);
+	for (int k = 0; k < TP_PROBE_KINDS; k++) {
+		putd(p + 32 + 8 * k, pr->rate[k]);
+		putd(p + 32 + 8 * (TP_PROBE_KINDS + k), pr->spread[k]);
+	}
+	memcpy(p + 32 + 16 * TP_PROBE_KINDS, pr->cpu, strnlen(pr->cpu, 95));
+	return p + PROBE_BYTES;
+}
+
 static void encode(const struct tp_model *m, uint8_t *buf)
 {
 	uint8_t *p = buf + HDR;
@@ -160,6 +185,7 @@ static void encode(const struct tp_model *m, uint8_t *buf)
 	p = encode_ood(&m->ood, p);
 	for (int k = 0; k < TP_BASE_TERMS; k++, p += 8)
 		putd(p, m->base_w[k]);
+	p = encode_probe(m, p);
 	put32(p, tp_crc32(0, buf, (size_t)(p - buf)));
 }
 
@@ -259,6 +285,33 @@ static int decode_base(struct tp_model *m, const uint8_t *p)
 	return 0;
 }
 
+/* The probe block: absent (present 0) or a probe with finite rates > 0. */
+static int decode_probe(struct tp_model *m, const uint8_t *p)
+{
+	struct tp_probe *pr = &m->probe;
+	uint32_t present = get32(p);
+
+	memset(pr, 0, sizeof(*pr));
+	m->has_probe = present == 1;
+	if (present > 1)
+		return tp_fail(-EBADMSG, "model file: bad probe block (%u)", present);
+	if (!present)
+		return 0;
+	pr->version = get32(p + 4);
+	pr->ncpu = get32(p + 8);
+	pr->when = (int64_t)get64(p + 16);
+	pr->seconds = getd(p + 24);
+	for (int k = 0; k < TP_PROBE_KINDS; k++) {
+		pr->rate[k] = getd(p + 32 + 8 * k);
+		pr->spread[k] = getd(p + 32 + 8 * (TP_PROBE_KINDS + k));
+		if (!isfinite(pr->rate[k]) || !(pr->rate[k] > 0))
+			return tp_fail(-EBADMSG, "model file: probe rate %d is %g", k, pr->rate[k]);
+	}
+	memcpy(pr->cpu, p + 32 + 16 * TP_PROBE_KINDS, 95);
+	pr->cpu[95] = '\0';
+	return 0;
+}
+
 static int decode_body(struct tp_model *m, const uint8_t *buf)
 {
 	const uint8_t *p = buf + HDR;
@@ -334,6 +387,8 @@ int tp_model_load_mem(const void *data, size_t len, struct tp_model **out)
 		err = decode_ood(&m->ood, buf + body_end(m));
 	if (!err && version >= 3)
 		err = decode_base(m, buf + body_end(m) + OOD_FIXED + 32 * (size_t)nops);
+	if (!err && version >= 4)
+		err = decode_probe(m, buf + body_end(m) + OOD_FIXED + 32 * (size_t)nops + BASE_BYTES);
 	if (err)
 		goto out_free;
 	m->version = (int)version;
@@ -379,6 +434,20 @@ static int load_builtin(const uint8_t *start, const uint8_t *end, const char *na
 		snprintf(msg, sizeof(msg), "%s", tp_errmsg());
 		return tp_fail(err, "%s model: %s", name, msg);
 	}
+	tp_probe_builtin_ref(*out);
+	return 0;
+}
+
+int tp_builtin224_base_w(double w[TP_BASE_TERMS])
+{
+	struct tp_model *m;
+	int err = tp_model_load_mem(tp_default224_model_start,
+				    (size_t)(tp_default224_model_end - tp_default224_model_start), &m);
+
+	if (err)
+		return err;
+	memcpy(w, m->base_w, sizeof(m->base_w));
+	tp_model_free(m);
 	return 0;
 }
 

@@ -113,7 +113,10 @@ int tp_ood_warnings(const struct tp_model *m, const struct tp_graph *g, const st
 		WARN("%d GPU(s) x %d node(s), but every training run had at most %d x %d: the "
 		     "multi-worker part is the analytic all-reduce term alone", job->gpus,
 		     job->nodes, o->max_gpus, o->max_nodes);
-	if (job->dev && m->train_dev.name[0] && strcmp(job->dev->name, m->train_dev.name))
+	/* mapped by the probes (tp_probe_map): said by the prediction's probe
+	 * fields, not a warning */
+	if (job->dev && m->train_dev.name[0] && strcmp(job->dev->name, m->train_dev.name) &&
+	    !tp_probe_maps(m, job))
 		WARN("device '%s' is not the profiled one ('%s'): profile it and train a model "
 		     "for it (Documentation/predictor.md)", job->dev->name, m->train_dev.name);
 	return n < max ? n : max;

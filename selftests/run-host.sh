@@ -11,6 +11,12 @@ results=$top/$B/logs/host.results
 timeout_s=${HOST_TEST_TIMEOUT:-600}
 mkdir -p "$logdir"
 : >"$results"
+# the device probe's cache (predict, calibrate graph=): in a folder of the
+# run's own, not the host's /var/lib/tandem (predict_probe.sh checks the
+# default places in folders of its own)
+probe_dir=$(mktemp -d /tmp/tandem-probe-XXXXXX)
+trap 'rm -rf "$probe_dir"' EXIT
+export TANDEM_PROBE_DIR=$probe_dir
 for t in "$@"; do
 	name=$(basename "$t")
 	log=$logdir/$name.log

@@ -172,6 +172,8 @@ struct cal_pred {
 	double cpu_per_byte;		/* iter_s / bytes_per_iter: one core while it computes */
 	char model[256];		/* "built-in (RES)" or $TANDEM_PREDICT_MODEL */
 	char trained_on[160];		/* the runs and device the model was trained on */
+	double probe_ratio;		/* compute mapped to this host by the probes, 0: not */
+	char probe[160];		/* which probes ("HOST (N CPUs) -> HOST"), or why none */
 	int nwarn;			/* out of distribution, shapes left unknown, ... */
 	char warn[CAL_PRED_WARN][CAL_PRED_WARN_LEN];
 	char err[320];			/* what failed, on an error */

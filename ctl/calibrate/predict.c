@@ -8,6 +8,9 @@
  * and the dataset bytes one iteration eats: the batch times the bytes per
  * sample. The predictor's time is CPU time on one thread, so the job is
  * taken to use one core while it computes: CPU per byte = time / bytes.
+ * A model that records its training host's device probe is mapped to this
+ * host: this host's probe is read from its cache or measured (a few
+ * seconds, once per host; Documentation/predictor.md, "Device probe").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +22,29 @@
 #include "tandem_predict.h"
 
 _Static_assert(CAL_PRED_WARN_LEN == TP_WARN_LEN, "a warning's length");
+
+/* This host's probe for job, when the model can be mapped; out->probe says
+ * which probes or why none. */
+static void pred_probe(const struct tp_model *m, struct tp_job *job, struct tp_probe *hp,
+		       struct cal_pred *out)
+{
+	const struct tp_probe *tr = tp_model_probe(m);
+	const char *env = getenv("TANDEM_PROBE");
+	bool cached;
+
+	if (env && !strcmp(env, "off"))
+		snprintf(out->probe, sizeof(out->probe), "not mapped: TANDEM_PROBE=off");
+	else if (!tr || tp_model_backend(m) != TP_BACKEND_CPU)
+		snprintf(out->probe, sizeof(out->probe), "not mapped: %s",
+			 tr ? "the backend is not the CPU" : "the model records no probe");
+	else if (tp_probe_host(false, hp, &cached))
+		snprintf(out->probe, sizeof(out->probe), "not mapped: %.120s", tp_errmsg());
+	else
+		job->probe = hp;
+	if (job->probe)
+		snprintf(out->probe, sizeof(out->probe), "%.60s (%u CPUs) -> %.60s (%u CPUs%s)",
+			 tr->cpu, tr->ncpu, hp->cpu, hp->ncpu, cached ? ", cached" : "");
+}
 
 static int pred_err(struct cal_pred *out, int err, const char *what)
 {
@@ -36,6 +62,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 	struct tp_model *m = NULL;
 	struct tp_prediction p;
 	struct tp_device dev;
+	struct tp_probe hp;
 	struct tp_job job;
 	int err, n;
 
@@ -65,6 +92,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		job.dev = &dev;
 	else
 		ctl_err("calibrate: the device is not checked: %s", tp_errmsg());
+	pred_probe(m, &job, &hp, out);
 	err = tp_predict(m, g, &job, &p);
 	if (err) {
 		pred_err(out, err, "prediction failed");
@@ -83,6 +111,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		out->nwarn++;
 	}
 	snprintf(out->trained_on, sizeof(out->trained_on), "%s", tp_model_trained_on(m));
+	out->probe_ratio = p.probe_mapped ? p.probe_ratio : 0;
 	out->iter_s = p.total_s;
 	out->bytes_per_iter = batch * sample_bytes;
 	out->rate = out->bytes_per_iter / p.total_s;

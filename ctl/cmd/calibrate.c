@@ -280,6 +280,8 @@ static int cal_pred_instance(const struct lg_dataset *ds, struct profile_inst *p
 					  .bytes_per_iter = pr.bytes_per_iter, .nwarn = pr.nwarn };
 	snprintf(pi->pred.model, sizeof(pi->pred.model), "%s", pr.model);
 	snprintf(pi->pred.trained_on, sizeof(pi->pred.trained_on), "%s", pr.trained_on);
+	pi->pred.probe_ratio = pr.probe_ratio;
+	snprintf(pi->pred.probe, sizeof(pi->pred.probe), "%s", pr.probe);
 	for (int k = 0; k < pr.nwarn && k < PROFILE_PRED_WARN; k++) {
 		snprintf(pi->pred.warn[k], sizeof(pi->pred.warn[k]), "%s", pr.warn[k]);
 		ctl_err("instance %s: predictor warning: %s", pi->m.name, pr.warn[k]);
@@ -479,6 +481,9 @@ static void cal_print_inst(const struct profile_inst *pi)
 		out_double("bytes_per_iteration", NULL, pi->pred.bytes_per_iter);
 		out_str("model", ", model %s", pi->pred.model);
 		out_str("trained_on", " (%s)", pi->pred.trained_on);
+		out_double("probe_ratio", pi->pred.probe_ratio > 0 ? ", probe x%.3f" : NULL,
+			   pi->pred.probe_ratio);
+		out_str("probe", " (%s)", pi->pred.probe);
 		out_arr_open("warnings");
 		for (int k = 0; k < pi->pred.nwarn; k++)
 			out_str(NULL, NULL, pi->pred.warn[k]);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cmd/predict_probe.h"
 #include "lib/out.h"
 #include "lib/units.h"
 #include "tandem_predict.h"
@@ -23,10 +24,10 @@
 #define MAX_WARN 16
 
 struct predict_opts {
-	const char *model, *out, *backend;
+	const char *model, *out, *backend, *probe;
 	const char *data[MAX_DATA];	/* --data, repeatable */
 	int ndata;
-	bool strict;
+	bool strict, no_probe;
 	struct tp_job job;
 	struct tp_model_config cfg;
 	struct tp_train_opts train;
@@ -38,6 +39,7 @@ enum {
 	O_BATCH = 256, O_GPUS, O_NODES, O_MODEL, O_DATA, O_OUT, O_EPOCHS, O_SEED, O_FOLDS,
 	O_POINTS, O_NO_GHN, O_NO_STATS, O_HID, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_PER_ARCH,
 	O_VERBOSE, O_LR, O_STRICT, O_NO_RES, O_NO_COST, O_BASE, O_NO_BASE, O_BASE_ONLY,
+	O_PROBE, O_NO_PROBE,
 };
 
 static const struct option long_opts[] = {
@@ -66,16 +68,19 @@ static const struct option long_opts[] = {
 	{ "base", no_argument, NULL, O_BASE },
 	{ "no-base", no_argument, NULL, O_NO_BASE },
 	{ "base-only", no_argument, NULL, O_BASE_ONLY },
+	{ "probe", required_argument, NULL, O_PROBE },
+	{ "no-probe", no_argument, NULL, O_NO_PROBE },
 	{ 0 }
 };
 
 /* the options of each verb, by their val */
 static const int one_opts[] = {
-	O_BATCH, O_GPUS, O_NODES, O_MODEL, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_STRICT, 0,
+	O_BATCH, O_GPUS, O_NODES, O_MODEL, O_BACKEND, O_BW_INTRA, O_BW_INTER, O_STRICT,
+	O_NO_PROBE, 0,
 };
 static const int train_opts[] = {
 	O_DATA, O_OUT, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS, O_NO_RES, O_NO_COST,
-	O_BASE, O_NO_BASE, O_BASE_ONLY, O_VERBOSE, 0,
+	O_BASE, O_NO_BASE, O_BASE_ONLY, O_VERBOSE, O_PROBE, 0,
 };
 static const int eval_opts[] = {
 	O_DATA, O_FOLDS, O_POINTS, O_EPOCHS, O_SEED, O_LR, O_HID, O_NO_GHN, O_NO_STATS,
@@ -150,6 +155,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, struct predict_
 			o->data[o->ndata++] = optarg;
 			break;
 		case O_STRICT: o->strict = true; break;
+		case O_PROBE: o->probe = optarg; break;
+		case O_NO_PROBE: o->no_probe = true; break;
 		case O_OUT: o->out = optarg; break;
 		case O_BACKEND: o->backend = optarg; break;
 		case O_NO_GHN: o->cfg.use_ghn = false; break;
@@ -227,10 +234,42 @@ static void print_warnings(char (*warn)[TP_WARN_LEN], int n)
 	out_arr_close();
 }
 
+/* This host's probe for the mapping of a prediction (Documentation/
+ * predictor.md, "Device probe"): only for a model that records its training
+ * host's probe, on the CPU backend; *why_not says why there is none. */
+struct host_probe {
+	struct tp_probe p;
+	bool cached;
+	const char *why_not;
+	char err[200];
+};
+
+static void host_probe(const struct predict_opts *o, const struct tp_model *m,
+		       struct tp_job *job, struct host_probe *hp)
+{
+	const char *env = getenv("TANDEM_PROBE");
+
+	memset(hp, 0, sizeof(*hp));
+	if (o->no_probe || (env && !strcmp(env, "off")))
+		hp->why_not = o->no_probe ? "--no-probe" : "TANDEM_PROBE=off";
+	else if (!tp_model_probe(m))
+		hp->why_not = "the model records no probe of its training host";
+	else if (tp_model_backend(m) != TP_BACKEND_CPU)
+		hp->why_not = "the probe measures the CPU, the backend is not";
+	if (hp->why_not)
+		return;
+	if (tp_probe_host(false, &hp->p, &hp->cached)) {
+		snprintf(hp->err, sizeof(hp->err), "this host's probe failed: %s", tp_errmsg());
+		hp->why_not = hp->err;
+		return;
+	}
+	job->probe = &hp->p;
+}
+
 static void print_prediction(const char *onnx, const char *src, const struct tp_model *m,
 			     const struct tp_job *job, const struct tp_graph *g,
 			     const struct tp_prediction *p, const struct predict_timing *t,
-			     char (*warn)[TP_WARN_LEN], int nwarn)
+			     const struct host_probe *hp, char (*warn)[TP_WARN_LEN], int nwarn)
 {
 	struct tp_graph_stats st;
 
@@ -254,6 +293,7 @@ static void print_prediction(const char *onnx, const char *src, const struct tp_
 	out_str("trained_on", ", trained on %s", tp_model_trained_on(m));
 	out_str("backend", ", backend %s", tp_backend_name(tp_model_backend(m)));
 	out_str("device", " on %s\n", job->dev ? job->dev->name : "?");
+	print_probe_mapping(m, &hp->p, hp->cached, p, hp->why_not);
 	out_double("import_ms", "import %.2f ms", t->import_ms);
 	out_double("predict_ms", ", prediction %.2f ms\n", t->predict_ms);
 	out_obj_close();
@@ -268,6 +308,7 @@ static int cmd_predict_one(int argc, char **argv)
 	struct tp_prediction p;
 	struct tp_device dev;
 	struct predict_opts o;
+	struct host_probe hp;
 	const char *src;
 	double t0, t1;
 	int nwarn = 0, err = parse_opts(argc, argv, one_opts, &o);
@@ -288,6 +329,8 @@ static int cmd_predict_one(int argc, char **argv)
 		o.job.dev = &dev;
 	else if (!err)
 		ctl_err("predict: the device is not checked: %s", tp_errmsg());
+	if (!err)
+		host_probe(&o, m, &o.job, &hp);
 	if (!err) {
 		t1 = now_s();
 		err = tp_predict(m, g, &o.job, &p);
@@ -298,7 +341,7 @@ static int cmd_predict_one(int argc, char **argv)
 	if (!err) {
 		nwarn = tp_graph_warnings(g, warn, MAX_WARN);
 		nwarn += tp_ood_warnings(m, g, &o.job, warn + nwarn, MAX_WARN - nwarn);
-		print_prediction(argv[optind], src, m, &o.job, g, &p, &t, warn, nwarn);
+		print_prediction(argv[optind], src, m, &o.job, g, &p, &t, &hp, warn, nwarn);
 		if (o.strict && nwarn) {
 			ctl_err("--strict: %d warning(s)", nwarn);
 			err = -EDOM;
@@ -306,6 +349,17 @@ static int cmd_predict_one(int argc, char **argv)
 	}
 	tp_model_free(m);
 	tp_graph_free(g);
+	return err;
+}
+
+/* --probe FILE: the probe of the host the runs were measured on */
+static int train_probe(const char *path, struct tp_model *m)
+{
+	struct tp_probe p;
+	int err = tp_probe_load(path, &p);
+
+	if (!err)
+		tp_model_set_probe(m, &p);
 	return err;
 }
 
@@ -326,6 +380,8 @@ static int cmd_predict_train(int argc, char **argv)
 	if (err)
 		return lib_err(err, "cannot load runs");
 	err = tp_model_new(&o.cfg, o.train.seed, &m);
+	if (!err && o.probe)
+		err = train_probe(o.probe, m);
 	if (!err)
 		err = tp_train(m, d, NULL, &o.train, &rmse);
 	if (!err)
@@ -437,11 +493,12 @@ static int cmd_predict_graph(int argc, char **argv)
 
 TANDEM_CMD(predict, "predict", NULL, cmd_predict_one,
 	   "MODEL.onnx --batch B [--gpus G] [--nodes N] [--model FILE] [--backend auto|cpu|cuda] "
-	   "[--bw-intra RATE] [--bw-inter RATE] [--strict]",
+	   "[--bw-intra RATE] [--bw-inter RATE] [--strict] [--no-probe]",
 	   "predict seconds per training iteration of an ONNX graph (GHN-2 + regressor)")
 TANDEM_CMD(predict_train, "predict", "train", cmd_predict_train,
 	   "--data runs.csv [--data more.csv] --out FILE [--epochs N] [--seed S] [--lr LR] "
-	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--base|--no-base|--base-only] [--verbose]",
+	   "[--hid D] [--no-ghn] [--no-stats] [--no-res] [--no-cost] [--base|--no-base|--base-only] "
+	   "[--verbose] [--probe FILE]",
 	   "train the predictor on measured runs")
 TANDEM_CMD(predict_eval, "predict", "eval", cmd_predict_eval,
 	   "--data runs.csv [--data more.csv] [--folds K] [--seed S] [--ernest-points P] "

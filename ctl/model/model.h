@@ -288,6 +288,8 @@ struct profile_pred {
 	double bytes_per_iter;		/* batch x bytes per sample */
 	char model[256];		/* "built-in" or the model file */
 	char trained_on[160];
+	double probe_ratio;		/* the device probe's mapping factor, 0: not mapped */
+	char probe[160];		/* the probes it used, or why none */
 	int nwarn;
 	char warn[PROFILE_PRED_WARN][200];
 };

@@ -246,6 +246,8 @@ static void save_pred(struct jw *w, const struct profile_inst *pi)
 	jw_double(w, "bytes_per_iteration", pr->bytes_per_iter);
 	jw_str(w, "model", pr->model);
 	jw_str(w, "trained_on", pr->trained_on);
+	jw_double(w, "probe_ratio", pr->probe_ratio);
+	jw_str(w, "probe", pr->probe);
 	jw_arr_open(w, "warnings");
 	for (int i = 0; i < pr->nwarn && i < PROFILE_PRED_WARN; i++)
 		jw_str(w, NULL, pr->warn[i]);
@@ -504,6 +506,8 @@ static void load_pred(const json_t *o, struct profile_inst *pi)
 	load_num(o, "bytes_per_iteration", &pr->bytes_per_iter, false);
 	load_strbuf(o, "model", pr->model, sizeof(pr->model));
 	load_strbuf(o, "trained_on", pr->trained_on, sizeof(pr->trained_on));
+	load_num(o, "probe_ratio", &pr->probe_ratio, false);
+	load_strbuf(o, "probe", pr->probe, sizeof(pr->probe));
 	a = json_object_get(o, "warnings");
 	json_array_foreach(a, i, v)
 		if (json_is_string(v) && pr->nwarn < PROFILE_PRED_WARN)

@@ -108,6 +108,54 @@ struct tp_device {
 };
 int tp_device_query(enum tp_backend b, struct tp_device *dev);
 
+/* ---- device probe (probe.c, probe_cache.c) ----
+ *
+ * A few seconds of single-threaded kernels measuring this host's speed on
+ * the kinds of work the cost model prices (Documentation/predictor.md,
+ * "Device probe"). A model records the probe of its training host; a
+ * prediction on a host whose probe differs scales each cost term by the
+ * ratio of the two hosts' rates of its kind. */
+enum tp_probe_kind {
+	TP_PROBE_CONV,		/* dense 3x3 convolution, GFLOP/s */
+	TP_PROBE_DWCONV,	/* depthwise 3x3 convolution, GFLOP/s */
+	TP_PROBE_GEMM,		/* matrix product (1x1 convolutions, linear, attention), GFLOP/s */
+	TP_PROBE_MEM,		/* normalisation over a tensor beyond the caches, GB/s */
+	TP_PROBE_OP,		/* small operators (allocate, touch, reduce, free), Mop/s */
+	TP_PROBE_KINDS
+};
+const char *tp_probe_kind_name(int kind);	/* "conv", "dwconv", "gemm", "mem", "op" */
+const char *tp_probe_kind_unit(int kind);	/* "GFLOP/s", "GB/s", "Mop/s" */
+
+#define TP_PROBE_VERSION 1
+struct tp_probe {
+	uint32_t version;	/* TP_PROBE_VERSION of the code that measured it */
+	char cpu[96];		/* CPU model string (the cache key, with ncpu and version) */
+	uint32_t ncpu;		/* online CPUs */
+	int64_t when;		/* Unix time of the measurement */
+	double seconds;		/* wall time the probe took */
+	double rate[TP_PROBE_KINDS];	/* best of the repetitions, units above */
+	double spread[TP_PROBE_KINDS];	/* median / best - 1 over the repetitions */
+};
+/* This host's CPU model string ($TANDEM_CPUINFO, else /proc/cpuinfo) and
+ * online CPU count: the cache key. */
+void tp_probe_host_key(char cpu[96], uint32_t *ncpu);
+/* Measure now (a few seconds of one thread); fills every field. */
+int tp_probe_run(struct tp_probe *p);
+/* The text form (also the cache file) and its reader. */
+int tp_probe_save(const struct tp_probe *p, const char *path);
+int tp_probe_load(const char *path, struct tp_probe *p);
+/* The cache file: $TANDEM_PROBE_DIR, else /var/lib/tandem as root, else
+ * $XDG_CACHE_HOME/tandem or ~/.cache/tandem; then /probe-v<VERSION>.txt */
+int tp_probe_cache_path(char *buf, size_t len);
+/* This host's probe: the cache when it holds this host's key and version
+ * (and !rerun), else measured now and cached (a cache that cannot be
+ * written is not an error). *cached: whether it came from the cache. */
+int tp_probe_host(bool rerun, struct tp_probe *p, bool *cached);
+/* Rates of `from` over rates of `to`, per kind: the factor by which a cost
+ * of each kind measured on `from`'s host grows on `to`'s. */
+void tp_probe_ratios(const struct tp_probe *from, const struct tp_probe *to,
+		     double ratio[TP_PROBE_KINDS]);
+
 /* ---- model ---- */
 
 /* Feature sets of the regressor input after the graph vector. */
@@ -146,6 +194,12 @@ size_t tp_model_num_params(const struct tp_model *m);
 /* the model file's format version (1: no resolution feature, no record of
  * the training data's range) */
 int tp_model_file_version(const struct tp_model *m);
+/* The probe of the host the model's training runs came from: recorded in
+ * the file (version 4, tandemctl predict train --probe), or for the
+ * built-in models the library's reference probe; NULL when none. */
+const struct tp_probe *tp_model_probe(const struct tp_model *m);
+/* record (or, p NULL, forget) the training host's probe */
+void tp_model_set_probe(struct tp_model *m, const struct tp_probe *p);
 /* AUTO (default): CUDA when available, else CPU */
 int tp_model_set_backend(struct tp_model *m, enum tp_backend b);
 enum tp_backend tp_model_backend(const struct tp_model *m);
@@ -163,6 +217,9 @@ struct tp_job {
 	double lat_intra;	/* seconds per ring step inside a node */
 	double lat_inter;	/* seconds per ring step across nodes */
 	const struct tp_device *dev;	/* device features; NULL = the model's training device */
+	/* this host's probe: with the model's training-host probe, the CPU
+	 * backend's compute time is mapped to this host; NULL = not mapped */
+	const struct tp_probe *probe;
 };
 void tp_job_default(struct tp_job *job);
 
@@ -171,6 +228,11 @@ struct tp_prediction {
 	double allreduce_s;	/* analytic ring all-reduce of the gradients */
 	double total_s;		/* compute_s + allreduce_s (no overlap assumed) */
 	double grad_bytes;
+	/* the probe mapping: compute_s is the training host's time x probe_ratio
+	 * (a cost-weighted mean of kind_ratio); probe_mapped false: ratio 1 */
+	bool probe_mapped;
+	double probe_ratio;
+	double kind_ratio[TP_PROBE_KINDS];
 };
 int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
 	       struct tp_prediction *out);

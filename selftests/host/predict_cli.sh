@@ -45,6 +45,10 @@ prof=$(TANDEM_CPUINFO=/dev/null "$T" -j predict "$D/r224/onnx/resnet18.onnx" --b
 cpuinfo "$prof" 2450.000 >profiled.cpuinfo
 cpuinfo 'Intel(R) Xeon(R) Platinum 8480+' 2000.000 >other.cpuinfo
 export TANDEM_CPUINFO=$tmp/profiled.cpuinfo
+# Every prediction here is compared with runs of the profiled host (or with
+# another prediction), so none is mapped to this host by the device probe
+# (predict_probe.sh tests the mapping); no probe is cached on the host
+export TANDEM_PROBE=off TANDEM_PROBE_DIR=$tmp/probe
 
 # 1: out of the box, text
 "$T" predict "$D/onnx/resnet50.onnx" --batch 8 >out.txt 2>err.txt
@@ -219,10 +223,10 @@ ksft_check "held-out ResNet-50 on the H200: $n runs within 30 % mean ($mean %)" 
 	awk "BEGIN { exit !($n == 4 && $mean < 30) }"
 
 # 24-26: the same graph on another CPU (an Intel host stood in for the AMD one
-# the built-in models were profiled on): one warning that names both, and
-# --strict fails on it; with no probe of either host the prediction is the
-# profiled host's (Documentation/predictor.md); a TANDEM_CPUINFO that cannot
-# be read is said in one line and the device is left unchecked
+# the built-in models were profiled on), not mapped by the probe: one warning
+# that names both, and --strict fails on it; the prediction is the profiled
+# host's (Documentation/predictor.md); a TANDEM_CPUINFO that cannot be read is
+# said in one line and the device is left unchecked
 "$T" -j predict "$D/r224/onnx/resnet18.onnx" --batch 2 >same.json 2>/dev/null
 TANDEM_CPUINFO=$tmp/other.cpuinfo "$T" -j predict "$D/r224/onnx/resnet18.onnx" --batch 2 \
 	>o.json 2>/dev/null

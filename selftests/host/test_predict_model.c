@@ -119,9 +119,9 @@ TEST_F(file, corrupt_is_an_error)
 	EXPECT_EQ(-EBADMSG, tp_model_load_mem(copy, self->len, &m2));
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "magic"));
 	copy[0] = 'T';
-	copy[8] = 4;	/* a version from the future */
+	copy[8] = 5;	/* a version from the future */
 	EXPECT_EQ(-EPROTONOSUPPORT, tp_model_load_mem(copy, self->len, &m2));
-	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 4")) TH_LOG("%s", tp_errmsg());
+	EXPECT_NE(NULL, strstr(tp_errmsg(), "version 5")) TH_LOG("%s", tp_errmsg());
 	EXPECT_NE(NULL, strstr(tp_errmsg(), "retrain")) TH_LOG("%s", tp_errmsg());
 	copy[8] = 1;	/* version 1 cannot have the resolution feature */
 	EXPECT_EQ(-EBADMSG, tp_model_load_mem(copy, self->len, &m2));
@@ -303,7 +303,7 @@ TEST_F(ood, range_survives_the_model_file)
 	ASSERT_EQ(0, tp_model_save(self->m, tmpname(path, sizeof(path), ".tpm")));
 	ASSERT_EQ(0, tp_model_load(path, &m2)) TH_LOG("%s", tp_errmsg());
 	unlink(path);
-	EXPECT_EQ(3, tp_model_file_version(m2));
+	EXPECT_EQ(4, tp_model_file_version(m2));
 	tp_model_free(self->m);
 	self->m = m2;	/* freed by the teardown */
 	EXPECT_EQ(1, ood_has(_metadata, self, "predictor/data/test/ood_tiny.onnx", "Resize"));
@@ -558,7 +558,7 @@ TEST(cost_baseline_fits_an_exact_cost)
 	tmpname(tpm, sizeof(tpm), ".tpm");
 	ASSERT_EQ(0, tp_model_save(m, tpm)) TH_LOG("%s", tp_errmsg());
 	ASSERT_EQ(0, tp_model_load(tpm, &m2)) TH_LOG("%s", tp_errmsg());
-	EXPECT_EQ(3, tp_model_file_version(m2));
+	EXPECT_EQ(4, tp_model_file_version(m2));
 	for (int i = 0; i < d->nruns; i++) {
 		const struct tp_run *r = &d->runs[i];
 		struct tp_prediction p;
@@ -574,7 +574,8 @@ TEST(cost_baseline_fits_an_exact_cost)
 	m = NULL;
 	/* a negative weight, checksum fixed: refused by name */
 	ASSERT_EQ(0, tp_read_file(tpm, 1 << 24, &buf, &len));
-	buf[len - 4 - 8 * TP_BASE_TERMS + 7] |= 0x80;	/* sign bit of weight 0 */
+	/* before the probe block (version 4: 32 + 16 x kinds + 96 bytes) */
+	buf[len - 4 - (32 + 16 * TP_PROBE_KINDS + 96) - 8 * TP_BASE_TERMS + 7] |= 0x80;
 	{
 		uint32_t crc = tp_crc32(0, buf, len - 4);
 
