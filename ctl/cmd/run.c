@@ -258,7 +258,7 @@ static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct t
 		l->unused_why = "learned for another number of instances";
 	if (l->unused_why)
 		return;
-	err = rel_order_merge(&l->old.seqs, ds, &c->order);
+	err = rel_order_merge(&l->old.seqs, ds, NULL, NULL, &c->order);
 	if (err || !c->order.n) {
 		l->unused_why = err ? "out of memory" : "none of its files is in the dataset";
 		file_list_free(&c->order);

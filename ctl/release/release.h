@@ -247,8 +247,14 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 /* Write s (paths of ds) to path, atomically (a temporary renamed). */
 int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
 		   bool stable, double displacement);
-/* The prefetch order: each instance's i-th file in turn, each file once. */
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, struct file_list *fl);
+/*
+ * The prefetch order, each file once: with first (s, each instance's first
+ * read: release plus start-up) and rate (bytes/s), by the time each file is
+ * first needed (model/order.h, mo_merge_by_need()); without them (NULL),
+ * each instance's i-th file in turn.
+ */
+int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+		    const double *rate, struct file_list *fl);
 /*
  * Mean |position in a - position in b| (each as a fraction of its
  * sequence) over the files both hold, instance by instance; NAN when they
