@@ -142,9 +142,17 @@ struct model_inst_result {
 	double hit_bytes;	/* found resident */
 };
 
+/* The prefetch's part of a simulation (model_set_prefetch()). */
+struct model_pf_result {
+	bool ran;		/* it started before the jobs ended */
+	double start, end;	/* s; end: it was through its order (NAN: not before the jobs ended) */
+	double bytes;		/* it loaded from storage */
+};
+
 struct model_result {
 	double makespan;
-	double storage_bytes;	/* everything read from storage */
+	double storage_bytes;	/* everything read from storage, the prefetch's included */
+	struct model_pf_result pf;
 	uint64_t events;
 	struct model_inst_result inst[MODEL_MAX_INST];
 };
@@ -166,6 +174,30 @@ uint32_t model_cache_extents(const struct model *m);
 int model_eval(struct model *m, const double *delta, struct model_result *res);
 /* Makespan of instance i alone on a cold cache (its solo time). */
 int model_solo(struct model *m, int i, double *t);
+
+/*
+ * The prefetch `run` starts (tandem.ko's; Documentation/model.md, "The
+ * prefetch term"): from `start` (s) it walks `order` (extents, at most K;
+ * copied), skips what is resident or being loaded, and loads the rest one
+ * extent at a time as one more reader in the share of B(k) (weight 1), at
+ * most `cap` bytes/s when cap > 0 (the others split the rest). What it
+ * loads enters the cache; a job that reaches an extent it is loading waits
+ * for that load. NULL (or n = 0): none. -EINVAL for bad values.
+ */
+struct model_prefetch {
+	const uint32_t *order;
+	uint32_t n;
+	double start;		/* s */
+	double cap;		/* bytes/s; 0: none */
+};
+
+int model_set_prefetch(struct model *m, const struct model_prefetch *p);
+/*
+ * Instance i's first epoch reads the extents ext[0..n) first (each once),
+ * then the rest in its own order (the learned order: the prefetch's
+ * extents and the job's are the same then). ext NULL: its own order.
+ */
+int model_set_order(struct model *m, int i, const uint32_t *ext, uint32_t n);
 
 struct model_search {
 	unsigned grid;		/* candidates per coordinate (default 24) */
