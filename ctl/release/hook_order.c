@@ -431,10 +431,10 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	return err;
 }
 
-/* fl: the paths of files[0..n) */
-static int order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
-		       struct file_list *fl)
+int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+		    struct file_list *fl)
 {
+	memset(fl, 0, sizeof(*fl));
 	fl->paths = calloc(n ? n : 1, sizeof(*fl->paths));
 	if (!fl->paths)
 		return -ENOMEM;
@@ -468,7 +468,7 @@ int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const
 	err = first && rate ? mo_merge_by_need(seqs, s->n, ds->sizes, ds->nfiles, files, NULL, &n)
 			    : mo_merge_by_position(seqs, s->n, ds->nfiles, files, &n);
 	if (!err)
-		err = order_paths(files, n, ds, fl);
+		err = rel_order_paths(files, n, ds, fl);
 	free(files);
 	return err;
 }
