@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prefetch orders from the jobs' read orders (order.h): merged by the time
+ * Prefetch orders from the jobs' read orders (model.h, "prefetch orders"): merged by the time
  * each file is first needed, or by position; and the model's extents of a
  * file order.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/order.h"
+#include "model/model.h"
 
 struct need_ent {
 	double t;

@@ -16,7 +16,7 @@
  * for two unrelated shuffles), marks it stable when the two agree, and
  * prefetches by a stable one the next time the same instances run: the
  * sequences merged by the time each file is first needed at the planned
- * release times and rates (model/order.h), or, without a plan, each
+ * release times and rates (model/order.c), or, without a plan, each
  * instance's i-th file in turn, as `loadgen order` does for loadgen jobs.
  */
 #include <errno.h>
@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "lib/log.h"
-#include "model/order.h"
 #include "release/release.h"
 
 #define ORDER_MAX_DIR_MARKS	1024	/* more directories: one mark on the mount */

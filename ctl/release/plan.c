@@ -19,7 +19,6 @@
 
 #include "lib/log.h"
 #include "lib/util.h"
-#include "model/order.h"
 #include "release/release.h"
 
 const char *rel_stagger_name(enum rel_stagger s)

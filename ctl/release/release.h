@@ -257,7 +257,7 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
 /*
  * The prefetch order, each file once: with first (s, each instance's first
  * read: release plus start-up) and rate (bytes/s), by the time each file is
- * first needed (model/order.h, mo_merge_by_need()); without them (NULL),
+ * first needed (model/model.h, mo_merge_by_need()); without them (NULL),
  * each instance's i-th file in turn.
  */
 int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,

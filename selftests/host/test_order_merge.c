@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The schedule-aware merge of the jobs' read orders (ctl/model/order.h):
+ * The schedule-aware merge of the jobs' read orders (ctl/model/order.c, declared in model.h):
  * each file at the time its first reader needs it (release + bytes before
  * it in its own sequence / its rate), against the position merge `run`
  * used before. The expected orders are worked out by hand in each test's
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "model/order.h"
+#include "model/model.h"
 
 #define MB 1000000ull
 
