@@ -73,6 +73,7 @@ run 4 auto
 run 5 0
 run 6 auto
 run 7 2,4
+grep -E '^(plan|prefetch \(|read order)' "$DIR/out4" | sed 's/^/# run 4, text: /'
 ok=0
 for k in 3 4 5 6 7; do [ "$(eval echo \$rc$k)" = 0 ] && ok=$((ok + 1)); done
 ksft_check "runs 3-7: all exit 0 with the learned order in effect (a plan made with it)" \
