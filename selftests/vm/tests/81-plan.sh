@@ -62,7 +62,7 @@ run() {
 	tandemctl run --dataset "$DS" --profile "$DIR/p.json" --stagger "$2" --report "$DIR/r$1.json" -- \
 		$A ::: $B ::: $C >"$DIR/out$1" 2>&1
 	eval "rc$1=\$?"
-	ksft_diag "run $1 (--stagger $2): exit $(eval echo \$rc$1), $($JQ -r '"measured \(.measured_makespan_s * 100 | round / 100) s, predicted \(.predicted_makespan_s * 100 | round / 100) s at \([.instances[].requested_s * 100 | round / 100] | join(",")); plan \(.plan.prefetch // "-") \([.plan.alternatives[]? | "\(.prefetch) \(.predicted_makespan_s * 100 | round / 100)"] | join(", ")); prefetch \(.prefetch.pages // 0) pages, through at \(.prefetch.finished_s // "-")"' "$DIR/r$1.json" 2>/dev/null)"
+	ksft_diag "run $1 (--stagger $2): exit $(eval echo \$rc$1), $($JQ -r '"measured \(.measured_makespan_s * 100 | round / 100) s, predicted \(.predicted_makespan_s * 100 | round / 100) s at \([.instances[].requested_s * 100 | round / 100] | join(",")); plan \(.plan.prefetch // "-") \([.plan.alternatives[]? | "\(.prefetch) \(.predicted_makespan_s * 100 | round / 100)"] | join(", ")); prefetch \(.prefetch.pages // 0) pages (\(.prefetch.state // "none")), through at \(.prefetch.finished_s // "-" | tostring | .[0:5])"' "$DIR/r$1.json" 2>/dev/null)"
 }
 run 1 0
 run 2 0
