@@ -334,7 +334,7 @@ static void print_prefetch(const struct rel_report *rep)
 	else
 		out_null("order", NULL);
 	out_u64("pages", "): %llu", m->pf_done);
-	out_u64("pages_total", " of %llu pages", m->pf_total);
+	out_u64("pages_total", " of %llu pages read or found cached", m->pf_total);
 	out_double("seconds", " in %.2f s", m->pf_seconds);
 	out_str("state", ", %s", dataset_prefetch_state_name(m->pf_state));
 	out_frac("finished_s", fin);
