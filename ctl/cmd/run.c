@@ -146,13 +146,18 @@ static int run_parse(int argc, char **argv, struct run_cmd *c)
 /*
  * Whether tandem.ko will steer the dataset's pages to a CXL node: it is
  * loaded with steering on and a CXL node, and run registers the dataset.
- * That decides the cache the model gets, unless --steer.
+ * That decides the cache the model gets, unless --steer. And its prefetch
+ * cap (prefetch_kbps), which the model's prefetch term gets.
  */
-static bool module_steers(const struct run_cmd *c, struct tnl *nl)
+static bool module_steers(const struct run_cmd *c, struct tnl *nl, double *pf_cap)
 {
 	struct tmod_stats s;
 
-	return !c->no_register && nl && !tmod_stats_get(nl, &s) && tmod_steers(&s);
+	*pf_cap = 0;
+	if (c->no_register || !nl || tmod_stats_get(nl, &s))
+		return false;
+	*pf_cap = s.prefetch_kbps * 1024.0;
+	return tmod_steers(&s);
 }
 
 /*
@@ -195,7 +200,9 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
  * --learn-order FILE always (recording needs CAP_SYS_ADMIN, the prefetch
  * tandem.ko); without it only when tandem.ko steers this run's dataset and
  * we are root, in LEARN_DIR under a key of the dataset and the commands.
- * A learned order is prefetched by only once two runs agreed on it.
+ * A learned order is prefetched by only once two runs agreed on it, and
+ * then as the plan says (plan.c: merged by need or by position, or not at
+ * all when the model predicts the run faster without it).
  */
 #define LEARN_DIR			"/var/lib/tandem/order"
 #define LEARN_STABLE_DISPLACEMENT	0.05
@@ -227,7 +234,6 @@ static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct t
 {
 	struct rel_learn *l = &c->learn;
 	char real[PATH_MAX];
-	int err;
 
 	l->displacement = l->coverage = NAN;
 	if (c->no_learn)
@@ -258,13 +264,29 @@ static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct t
 		l->unused_why = "learned for another number of instances";
 	if (l->unused_why)
 		return;
-	err = rel_order_merge(&l->old.seqs, ds, &c->order);
-	if (err || !c->order.n) {
-		l->unused_why = err ? "out of memory" : "none of its files is in the dataset";
-		file_list_free(&c->order);
-		return;
+	for (int j = 0; j < l->old.seqs.n; j++)
+		l->usable |= l->old.seqs.len[j] > 0;
+	if (!l->usable)
+		l->unused_why = "none of its files is in the dataset";
+}
+
+/* The plan's prefetch of the learned order: its files, or why none. */
+static int learn_plan(struct run_cmd *c, const struct rel_plan *plan, const struct lg_dataset *ds)
+{
+	struct rel_learn *l = &c->learn;
+	int err;
+
+	if (!l->usable)
+		return 0;
+	if (plan->pf == REL_PF_NONE || !plan->pf_nfiles) {
+		l->unused_why = "the model predicts the run faster without the prefetch";
+		return 0;
 	}
+	err = rel_order_paths(plan->pf_files, plan->pf_nfiles, ds, &c->order);
+	if (err)
+		return err;
 	l->used = true;
+	return 0;
 }
 
 /* After the run: its order against the learned one, and kept. */
@@ -308,6 +330,7 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 	struct rel_module mod = {
 		.nl = nl, .prefetch = c->prefetch_order || c->learn.used ? &c->order : NULL,
 		.prefetch_source = c->prefetch_order ? "file" : c->learn.used ? "learned" : NULL,
+		.prefetch_order = c->learn.used ? rel_pf_plan_name(plan->pf) : NULL,
 	};
 	struct rel_tracker trk = { 0 };
 	struct rel_report rep = {
@@ -365,10 +388,12 @@ int cmd_run_start(int argc, char **argv)
 			goto free_order;
 	}
 	learn_setup(&c, &ds, nl);
-	c.plan.module_steers = module_steers(&c, nl);
+	c.plan.module_steers = module_steers(&c, nl, &c.plan.pf_cap);
+	c.plan.seqs = c.learn.usable ? &c.learn.old.seqs : NULL;
 	r.n = c.ncmds;
 	r.inst = calloc(r.n, sizeof(*r.inst));
 	err = r.inst ? rel_plan_make(&c.plan, &ds, &plan) : -ENOMEM;
+	err = err ?: learn_plan(&c, &plan, &ds);
 	if (err)
 		goto free_run;
 	dataset_name_make(c.name, c.dataset, name, sizeof(name));

@@ -20,6 +20,14 @@
  * also holds the reader there (a DataLoader forks its workers again), and a
  * weight per instance for its share of B(k) (the throttle shares per request,
  * so per loader worker).
+ *
+ * And the prefetch `run` starts (model_set_prefetch()): one more reader
+ * that walks its own order of extents from its start time, skips what is
+ * resident or being loaded, and loads the rest one at a time, sharing B(k)
+ * as one stream up to its cap; what it loads enters the cache, so a job
+ * that reaches it later hits (or joins the load in flight). A job's first
+ * epoch can follow a given order (model_set_order(): the learned one), so
+ * the prefetch's order and the jobs' refer to the same extents.
  */
 #include <errno.h>
 #include <math.h>
@@ -33,6 +41,7 @@
 #define NONE			UINT32_MAX
 
 enum { ST_WAIT, ST_START, ST_RUN, ST_DONE };
+enum { PF_WAIT, PF_RUN, PF_DONE };
 
 struct inst_state {
 	int state;
@@ -70,8 +79,8 @@ struct model {
 	uint32_t *rlist, *rslot;	/* random eviction: resident set */
 	uint32_t nres;
 	double *flow_rem;	/* remaining bytes of a load, < 0: none */
-	uint32_t flows[MODEL_MAX_INST];
-	double flow_w[MODEL_MAX_INST];	/* weight of each load's share of B(k) */
+	uint32_t flows[MODEL_MAX_INST + 1];	/* the instances', and the prefetch's */
+	double flow_w[MODEL_MAX_INST + 1];	/* weight of each load's share of B(k) */
 	int nflows;
 	uint64_t rng;
 	uint32_t *permbuf;
@@ -79,6 +88,14 @@ struct model {
 	/* where a simulation starts (model_set_start(), online.c) */
 	bool has_start;
 	struct model_start start;
+	/* the prefetch (model_set_prefetch()) and its state in a simulation */
+	uint32_t *pf_order, pf_n;
+	double pf_start, pf_cap;	/* s; bytes/s, 0: none */
+	int pf_state;			/* PF_*; PF_DONE also when there is none */
+	uint32_t pf_pos, pf_wait;	/* next in its order; the extent it loads, or NONE */
+	bool pf_joined;			/* a job waits on that load: no longer paced */
+	/* a given first epoch per instance (model_set_order()), K extents, or NULL */
+	uint32_t *given[MODEL_MAX_INST];
 };
 
 static inline double min2(double a, double b)
@@ -108,53 +125,6 @@ static void shuffle(uint32_t *p, uint32_t k, uint64_t seed, uint32_t epoch)
 		p[i - 1] = p[j];
 		p[j] = t;
 	}
-}
-
-double model_bw(const struct model_sys *sys, int k)
-{
-	if (k <= 0 || sys->nbw <= 0)
-		return 0;
-	return sys->bw[(k < sys->nbw ? k : sys->nbw) - 1];
-}
-
-static const char *const order_names[] = {
-	[MODEL_ORDER_INDEP] = "indep",
-	[MODEL_ORDER_SAME] = "same",
-	[MODEL_ORDER_SEQ] = "seq",
-};
-
-const char *model_order_name(enum model_order o)
-{
-	return o <= MODEL_ORDER_SEQ ? order_names[o] : "?";
-}
-
-int model_order_parse(const char *s, enum model_order *o)
-{
-	for (int i = 0; i <= MODEL_ORDER_SEQ; i++) {
-		if (!strcmp(s, order_names[i])) {
-			*o = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-const char *model_evict_name(enum model_evict e)
-{
-	return e == MODEL_EVICT_LRU ? "lru" : e == MODEL_EVICT_2Q ? "2q" : "random";
-}
-
-int model_evict_parse(const char *s, enum model_evict *e)
-{
-	if (!strcmp(s, "lru"))
-		*e = MODEL_EVICT_LRU;
-	else if (!strcmp(s, "random"))
-		*e = MODEL_EVICT_RANDOM;
-	else if (!strcmp(s, "2q"))
-		*e = MODEL_EVICT_2Q;
-	else
-		return -EINVAL;
-	return 0;
 }
 
 static int check_input(const struct model_sys *sys, const struct model_inst *inst,
@@ -262,6 +232,9 @@ void model_free(struct model *m)
 	free(m->rslot);
 	free(m->flow_rem);
 	free(m->permbuf);
+	free(m->pf_order);
+	for (int i = 0; i < m->n; i++)
+		free(m->given[i]);
 	free(m);
 }
 
@@ -413,6 +386,8 @@ static uint32_t extent_at(struct model *m, int i, uint64_t q)
 	const struct model_inst *in = &m->inst[i];
 	uint32_t epoch = q / m->K;
 
+	if (!epoch && m->given[i])
+		return m->given[i][q];
 	if (in->order == MODEL_ORDER_SEQ)
 		return q % m->K;
 	if (st->perm_epoch != epoch) {
@@ -449,6 +424,7 @@ static void reader_advance(struct model *m, int i, struct model_result *res)
 		}
 		st->wait = c;
 		if (m->flow_rem[c] >= 0) {
+			m->pf_joined |= c == m->pf_wait;
 			r->join_bytes += m->s;
 		} else {
 			m->flow_rem[c] = m->s;
@@ -470,6 +446,11 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 	m->flow_rem[c] = -1;
 	res->storage_bytes += m->s;
 	cache_insert(m, c);
+	if (c == m->pf_wait) {
+		m->pf_wait = NONE;
+		m->pf_joined = false;
+		m->pf_pos++;
+	}
 	for (int i = 0; i < m->n; i++) {
 		if (m->st[i].wait == c) {
 			m->st[i].wait = NONE;
@@ -688,14 +669,26 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 	return rate_event(m, i);
 }
 
-/* B(k) split among the k loads in flight by their weights (equal: B(k)/k). */
+/*
+ * B(k) split among the k loads in flight by their weights (equal: B(k)/k),
+ * max-min: a prefetch whose share is above its cap gets the cap, and the
+ * others split the rest. The cap paces the prefetch's requests, not a read
+ * in flight: once a job waits on the prefetch's load, it is not capped.
+ */
 static double flow_rate(const struct model *m, int f)
 {
-	double wsum = 0;
+	double wsum = 0, bw = model_bw(&m->sys, m->nflows);
+	int pf = -1;
 
-	for (int g = 0; g < m->nflows; g++)
+	for (int g = 0; g < m->nflows; g++) {
 		wsum += m->flow_w[g];
-	return model_bw(&m->sys, m->nflows) * m->flow_w[f] / wsum;
+		if (m->flows[g] == m->pf_wait)
+			pf = g;
+	}
+	if (pf >= 0 && !m->pf_joined && m->pf_cap > 0 && bw * m->flow_w[pf] / wsum > m->pf_cap)
+		return f == pf ? m->pf_cap :
+		       (bw - m->pf_cap) * m->flow_w[f] / (wsum - m->flow_w[pf]);
+	return bw * m->flow_w[f] / wsum;
 }
 
 static void advance(struct model *m, double dt)
@@ -714,6 +707,41 @@ static void advance(struct model *m, double dt)
 	}
 }
 
+/*
+ * The prefetch at time t: started when its time has come, then on to the
+ * next extent of its order that is neither resident nor being loaded.
+ * Returns the time to its start, or INFINITY (its load is a flow).
+ */
+static double pf_settle(struct model *m, double t, struct model_result *res)
+{
+	if (m->pf_state == PF_DONE)
+		return INFINITY;
+	if (m->pf_state == PF_WAIT) {
+		if (m->pf_start > t + 1e-12)
+			return m->pf_start - t;
+		m->pf_state = PF_RUN;
+		res->pf.ran = true;
+		res->pf.start = t;
+	}
+	if (m->pf_wait != NONE)
+		return INFINITY;
+	for (; m->pf_pos < m->pf_n; m->pf_pos++) {
+		uint32_t c = m->pf_order[m->pf_pos];
+
+		if (m->resident[c] || m->flow_rem[c] >= 0)
+			continue;
+		m->flow_rem[c] = m->s;
+		m->flow_w[m->nflows] = 1;
+		m->flows[m->nflows++] = c;
+		m->pf_wait = c;
+		res->pf.bytes += m->s;
+		return INFINITY;
+	}
+	m->pf_state = PF_DONE;
+	res->pf.end = t;
+	return INFINITY;
+}
+
 /* Apply what happened at time t; returns the time to the next event. */
 static double settle(struct model *m, const double *delta, double t,
 		     struct model_result *res, int *done)
@@ -728,6 +756,7 @@ static double settle(struct model *m, const double *delta, double t,
 		dt = min2(dt, inst_settle(m, i, delta, t, res));
 		*done += m->st[i].state == ST_DONE;
 	}
+	dt = min2(dt, pf_settle(m, t, res));
 	if (m->cpu_model) {
 		/* shares changed: every running consumer's event moves */
 		consumer_rates(m);
@@ -833,6 +862,11 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 	for (uint32_t c = 0; c < m->K; c++)
 		m->flow_rem[c] = -1;
 	m->nflows = 0;
+	m->pf_state = m->pf_order ? PF_WAIT : PF_DONE;
+	m->pf_pos = 0;
+	m->pf_wait = NONE;
+	m->pf_joined = false;
+	res->pf.start = res->pf.end = NAN;
 	for (int i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
 		double w = m->inst[i].window;
@@ -871,6 +905,7 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 			return -EINVAL;
 		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1) + 4 * m->inst[i].epochs;
 	}
+	limit += 8 * ((uint64_t)m->pf_n + 1);
 	sim_reset(m, mask, res);
 	for (;;) {
 		double dt = settle(m, delta, t, res, &done);
@@ -907,4 +942,72 @@ int model_solo(struct model *m, int i, double *t)
 	if (!err)
 		*t = res.inst[i].end;
 	return err;
+}
+
+/* ---- the prefetch and given orders ---- */
+
+int model_set_prefetch(struct model *m, const struct model_prefetch *p)
+{
+	uint32_t *o;
+
+	if (!p || !p->n) {
+		free(m->pf_order);
+		m->pf_order = NULL;
+		m->pf_n = 0;
+		return 0;
+	}
+	if (!(p->start >= 0) || !(p->start <= MODEL_MAX_SECONDS) || !(p->cap >= 0) ||
+	    !(p->cap <= MODEL_MAX_BYTES) || p->n > m->K)
+		return -EINVAL;
+	for (uint32_t k = 0; k < p->n; k++)
+		if (p->order[k] >= m->K)
+			return -EINVAL;
+	o = realloc(m->pf_order, m->K * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	memcpy(o, p->order, p->n * sizeof(*o));
+	m->pf_order = o;
+	m->pf_n = p->n;
+	m->pf_start = p->start;
+	m->pf_cap = p->cap;
+	return 0;
+}
+
+/* ext first (each once), then the rest in the instance's own first epoch */
+int model_set_order(struct model *m, int i, const uint32_t *ext, uint32_t n)
+{
+	uint8_t *taken;
+	uint32_t k = 0;
+
+	if (i < 0 || i >= m->n)
+		return -EINVAL;
+	free(m->given[i]);
+	m->given[i] = NULL;
+	if (!ext)
+		return 0;
+	for (uint32_t j = 0; j < n; j++)
+		if (ext[j] >= m->K)
+			return -EINVAL;
+	taken = calloc(m->K, 1);
+	m->given[i] = malloc(m->K * sizeof(uint32_t));
+	if (!taken || !m->given[i]) {
+		free(taken);
+		free(m->given[i]);
+		m->given[i] = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t j = 0; j < n; j++)
+		if (!taken[ext[j]]++)
+			m->given[i][k++] = ext[j];
+	shuffle(m->st[i].perm, m->K, m->inst[i].order == MODEL_ORDER_SAME ? m->sys.same_seed :
+		m->inst[i].seed, 0);
+	m->st[i].perm_epoch = UINT32_MAX;	/* perm was only borrowed */
+	for (uint32_t q = 0; q < m->K; q++) {
+		uint32_t c = m->inst[i].order == MODEL_ORDER_SEQ ? q : m->st[i].perm[q];
+
+		if (!taken[c]++)
+			m->given[i][k++] = c;
+	}
+	free(taken);
+	return 0;
 }

@@ -142,9 +142,17 @@ struct model_inst_result {
 	double hit_bytes;	/* found resident */
 };
 
+/* The prefetch's part of a simulation (model_set_prefetch()). */
+struct model_pf_result {
+	bool ran;		/* it started before the jobs ended */
+	double start, end;	/* s; end: it was through its order (NAN: not before the jobs ended) */
+	double bytes;		/* it loaded from storage */
+};
+
 struct model_result {
 	double makespan;
-	double storage_bytes;	/* everything read from storage */
+	double storage_bytes;	/* everything read from storage, the prefetch's included */
+	struct model_pf_result pf;
 	uint64_t events;
 	struct model_inst_result inst[MODEL_MAX_INST];
 };
@@ -166,6 +174,30 @@ uint32_t model_cache_extents(const struct model *m);
 int model_eval(struct model *m, const double *delta, struct model_result *res);
 /* Makespan of instance i alone on a cold cache (its solo time). */
 int model_solo(struct model *m, int i, double *t);
+
+/*
+ * The prefetch `run` starts (tandem.ko's; Documentation/model.md, "The
+ * prefetch term"): from `start` (s) it walks `order` (extents, at most K;
+ * copied), skips what is resident or being loaded, and loads the rest one
+ * extent at a time as one more reader in the share of B(k) (weight 1), at
+ * most `cap` bytes/s when cap > 0 (the others split the rest). What it
+ * loads enters the cache; a job that reaches an extent it is loading waits
+ * for that load. NULL (or n = 0): none. -EINVAL for bad values.
+ */
+struct model_prefetch {
+	const uint32_t *order;
+	uint32_t n;
+	double start;		/* s */
+	double cap;		/* bytes/s; 0: none */
+};
+
+int model_set_prefetch(struct model *m, const struct model_prefetch *p);
+/*
+ * Instance i's first epoch reads the extents ext[0..n) first (each once),
+ * then the rest in its own order (the learned order: the prefetch's
+ * extents and the job's are the same then). ext NULL: its own order.
+ */
+int model_set_order(struct model *m, int i, const uint32_t *ext, uint32_t n);
 
 struct model_search {
 	unsigned grid;		/* candidates per coordinate (default 24) */
@@ -249,6 +281,52 @@ const char *model_order_name(enum model_order o);
 int model_order_parse(const char *s, enum model_order *o);
 const char *model_evict_name(enum model_evict e);
 int model_evict_parse(const char *s, enum model_evict *e);
+
+/* ---- prefetch orders from the jobs' read orders ---- */
+
+/*
+ * Prefetch orders from the jobs' own read orders (Documentation/model.md,
+ * "The learned read order"): N instances each read a sequence of the
+ * dataset's files; a prefetch that serves all of them reads every file
+ * once. The merge by need orders the files by the time an instance will
+ * first need each one: its first read (release plus start-up) plus the
+ * bytes before the file in its own sequence at its rate. The merge by
+ * position (each instance's first file, then each one's second, ...) is
+ * what `run` did before; it ignores the release times, so with staggered
+ * releases it loads the followers' files while only the leader runs.
+ *
+ * And the map from files to the makespan model's extents, so a merged
+ * order and the jobs' own orders can be given to the model
+ * (model_set_prefetch(), model_set_order()). In order.c.
+ */
+/* One instance's sequence and its schedule. */
+struct mo_seq {
+	const uint32_t *files;	/* indices into the dataset's files */
+	size_t len;
+	double first;		/* s: when it reads its first file (release + start-up) */
+	double rate;		/* bytes/s it consumes (> 0) */
+};
+
+/*
+ * Merge by need: each file once, at its earliest need over the instances;
+ * ties (equal times) go to the lower instance, then the earlier position.
+ * out has room for nfiles indices; need (may be NULL) gets each one's
+ * time. -EINVAL for an index >= nfiles or a rate <= 0, -ENOMEM.
+ */
+int mo_merge_by_need(const struct mo_seq *seqs, int n, const uint64_t *sizes,
+		     uint32_t nfiles, uint32_t *out, double *need, size_t *nout);
+
+/* Merge by position: each instance's i-th file in turn, each file once (first and rate unused). */
+int mo_merge_by_position(const struct mo_seq *seqs, int n, uint32_t nfiles, uint32_t *out,
+			 size_t *nout);
+
+/*
+ * The model's extents (K equal parts of the dataset, its files laid out in
+ * index order) that the files cover, in the files' order, each extent once.
+ * out has room for K. -EINVAL for a bad index or K = 0.
+ */
+int mo_files_to_extents(const uint32_t *files, size_t n, const uint64_t *sizes,
+			uint32_t nfiles, uint32_t K, uint32_t *out, uint32_t *nout);
 
 /* ---- profile and model input ---- */
 

@@ -58,11 +58,12 @@ static int mod_register(void *state, const struct rel_dataset *d)
 	m->registered = !err;
 	file_list_free(&fl);
 	m->prefetch_started = false;
+	m->pf_have = false;
 	if (!err && m->prefetch) {
 		struct dataset_prefetch req = { .id = m->id, .files = m->prefetch };
 		int ret;
 
-		m->prefetch_t0 = now_s();
+		m->prefetch_t0 = m->pf_request = now_s();
 		ret = dataset_prefetch(m->nl, &req);
 
 		if (ret)
@@ -98,6 +99,14 @@ static void mod_finish(void *state)
 	struct rel_module *m = state;
 	struct dataset_state st;
 
+	/* the prefetch's own figures, for the report, as the jobs left it */
+	if (m->prefetch_started && !dataset_state_get(m->nl, m->id, &st)) {
+		m->pf_have = true;
+		m->pf_state = st.pf_state;
+		m->pf_done = st.pf_done;
+		m->pf_total = st.pf_total;
+		m->pf_seconds = st.pf_elapsed_ns / 1e9;
+	}
 	/*
 	 * The jobs are gone: a prefetch for them has nothing left to do. Only
 	 * ours is cancelled: one per dataset, so a prefetch that started after

@@ -15,8 +15,9 @@
  * displacement of a file's position, 0 when the order repeated, about 1/3
  * for two unrelated shuffles), marks it stable when the two agree, and
  * prefetches by a stable one the next time the same instances run: the
- * sequences merged, each instance's i-th file in turn, as `loadgen order`
- * does for loadgen jobs.
+ * sequences merged by the time each file is first needed at the planned
+ * release times and rates (model/order.c), or, without a plan, each
+ * instance's i-th file in turn, as `loadgen order` does for loadgen jobs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -429,42 +430,46 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	return err;
 }
 
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, struct file_list *fl)
+int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+		    struct file_list *fl)
 {
-	uint8_t *taken = calloc(ds->nfiles ? ds->nfiles : 1, 1);
-	size_t longest = 0, total = 0;
+	memset(fl, 0, sizeof(*fl));
+	fl->paths = calloc(n ? n : 1, sizeof(*fl->paths));
+	if (!fl->paths)
+		return -ENOMEM;
+	fl->cap = n;
+	for (size_t k = 0; k < n; k++) {
+		fl->paths[k] = strdup(ds->paths[files[k]]);
+		if (!fl->paths[k]) {
+			file_list_free(fl);
+			return -ENOMEM;
+		}
+		fl->bytes += ds->sizes[files[k]];
+		fl->n++;
+	}
+	return 0;
+}
+
+int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+		    const double *rate, struct file_list *fl)
+{
+	struct mo_seq seqs[REL_MAX_INST];
+	uint32_t *files = malloc((ds->nfiles ? ds->nfiles : 1) * sizeof(*files));
+	size_t n;
+	int err;
 
 	memset(fl, 0, sizeof(*fl));
-	for (int j = 0; j < s->n; j++) {
-		longest = s->len[j] > longest ? s->len[j] : longest;
-		total += s->len[j];
-	}
-	fl->paths = calloc(total ? total : 1, sizeof(*fl->paths));
-	if (!taken || !fl->paths) {
-		free(taken);
-		free(fl->paths);
-		fl->paths = NULL;
+	if (!files)
 		return -ENOMEM;
-	}
-	fl->cap = total;
-	for (size_t i = 0; i < longest; i++)
-		for (int j = 0; j < s->n; j++) {
-			uint32_t f;
-
-			if (i >= s->len[j] || taken[f = s->seq[j][i]])
-				continue;
-			taken[f] = 1;
-			fl->paths[fl->n] = strdup(ds->paths[f]);
-			if (!fl->paths[fl->n]) {
-				free(taken);
-				file_list_free(fl);
-				return -ENOMEM;
-			}
-			fl->bytes += ds->sizes[f];
-			fl->n++;
-		}
-	free(taken);
-	return 0;
+	for (int j = 0; j < s->n; j++)
+		seqs[j] = (struct mo_seq){ .files = s->seq[j], .len = s->len[j],
+					   .first = first ? first[j] : 0, .rate = rate ? rate[j] : 1 };
+	err = first && rate ? mo_merge_by_need(seqs, s->n, ds->sizes, ds->nfiles, files, NULL, &n)
+			    : mo_merge_by_position(seqs, s->n, ds->nfiles, files, &n);
+	if (!err)
+		err = rel_order_paths(files, n, ds, fl);
+	free(files);
+	return err;
 }
 
 double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b,

@@ -3,10 +3,18 @@
  * The release vector of a run (release.h, struct rel_plan): given seconds,
  * progress:F, or the makespan model's choice, and with a model, what it
  * predicts for the vector used and for the same release without steering.
+ *
+ * With a learned read order to prefetch by, one plan: the model (given the
+ * jobs' own orders) predicts the run with no prefetch, with the orders
+ * merged by position, and merged by need at the release times (each file
+ * when its first reader needs it), each with its own release vector under
+ * --stagger auto, and the fastest is kept (Documentation/model.md, "One
+ * plan").
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/log.h"
@@ -113,9 +121,172 @@ static void plan_rate_sources(const struct model_args *a, const struct profile *
 	}
 }
 
+const char *rel_pf_plan_name(enum rel_pf_plan p)
+{
+	static const char *const names[] = { "need", "position", "none" };
+
+	return p <= REL_PF_NONE ? names[p] : "?";
+}
+
+/* The learned sequences with each one's first read at delta (NULL: 0) and rate. */
+static void plan_seqs(const struct rel_plan_opts *o, const struct rel_plan *p, const double *delta,
+		      struct mo_seq *seqs)
+{
+	for (int j = 0; j < o->seqs->n; j++)
+		seqs[j] = (struct mo_seq){
+			.files = o->seqs->seq[j], .len = o->seqs->len[j],
+			.first = (delta ? delta[j] : 0) + (p->model ? p->inst[j].startup : 0),
+			.rate = p->model ? p->inst[j].rate : 1,
+		};
+}
+
+/* Both models of set prefetch files[0..n) from 0 at the cap (files NULL: no prefetch). */
+static int set_prefetch(struct model_set *set, const struct lg_dataset *ds,
+			const uint32_t *files, size_t n, double cap, uint32_t *ext)
+{
+	struct model_prefetch pf = { .order = ext, .start = 0, .cap = cap };
+	int err = 0;
+
+	if (files)
+		err = mo_files_to_extents(files, n, ds->sizes, ds->nfiles, model_extents(set->m),
+					  ext, &pf.n);
+	if (!err)
+		err = model_set_prefetch(set->m, files ? &pf : NULL);
+	if (!err && set->alt)
+		err = model_set_prefetch(set->alt, files ? &pf : NULL);
+	return err;
+}
+
+/* The jobs' first epochs in the model follow their learned sequences. */
+static int set_orders(struct model_set *set, const struct rel_seqs *s,
+		      const struct lg_dataset *ds, uint32_t *ext)
+{
+	uint32_t ne;
+	int err = 0;
+
+	for (int j = 0; j < s->n && !err; j++) {
+		err = mo_files_to_extents(s->seq[j], s->len[j], ds->sizes, ds->nfiles,
+					  model_extents(set->m), ext, &ne);
+		if (!err)
+			err = model_set_order(set->m, j, ext, ne);
+		if (!err && set->alt)
+			err = model_set_order(set->alt, j, ext, ne);
+	}
+	return err;
+}
+
+/* The prediction of alternative a at delta. */
+static int alt_eval(struct model *m, const double *delta, struct rel_plan_alt *a)
+{
+	struct model_result res;
+	int err = model_eval(m, delta, &res);
+
+	if (err)
+		return err;
+	a->have = true;
+	memmove(a->delta, delta, sizeof(a->delta));
+	a->makespan = res.makespan;
+	a->pf = res.pf;
+	return 0;
+}
+
+/* Alternative a with the prefetch set on m: searched under auto, else at p->delta. */
+static int alt_plan(const struct rel_plan_opts *o, struct model *m, struct rel_plan *p,
+		    struct mo_report *mo, enum rel_pf_plan a)
+{
+	int err = 0;
+
+	if (p->stagger == REL_STAGGER_AUTO)
+		err = mo_search(m, mo, 0, o->min_gain);
+	return err ?: alt_eval(m, p->stagger == REL_STAGGER_AUTO ? mo->chosen : p->delta,
+			       &p->alt[a]);
+}
+
+/*
+ * By need: at the release vector of no prefetch and of the position merge
+ * under auto (the order follows the releases, so it is merged for each),
+ * else at the given one; the faster is kept, its order in best.
+ */
+static int alt_need(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+		    struct model_set *set, struct rel_plan *p, struct mo_report *mo,
+		    uint32_t *files, uint32_t *ext)
+{
+	bool autom = p->stagger == REL_STAGGER_AUTO;
+	struct mo_seq seqs[REL_MAX_INST];
+	struct rel_plan_alt a;
+	size_t n;
+	int err = 0;
+
+	for (int c = 0; c < (autom ? 2 : 1) && !err; c++) {
+		enum rel_pf_plan from = c ? REL_PF_POSITION : REL_PF_NONE;
+		const double *d = autom ? p->alt[from].delta : p->delta;
+
+		plan_seqs(o, p, d, seqs);
+		err = mo_merge_by_need(seqs, o->seqs->n, ds->sizes, ds->nfiles, files + ds->nfiles,
+				       NULL, &n);
+		err = err ?: set_prefetch(set, ds, files + ds->nfiles, n, o->pf_cap, ext);
+		err = err ?: alt_eval(set->m, d, &a);
+		if (err || (p->alt[REL_PF_NEED].have && a.makespan >= p->alt[REL_PF_NEED].makespan))
+			continue;
+		p->alt[REL_PF_NEED] = a;
+		memcpy(files, files + ds->nfiles, n * sizeof(*files));
+		p->pf_nfiles = n;
+		mo[REL_PF_NEED] = mo[from];
+	}
+	return err;
+}
+
+/*
+ * One plan (release vector and prefetch): every alternative predicted, the
+ * fastest kept (on a tie the earlier of need, position, none), and left
+ * set on the models for the prediction of the run.
+ */
+static int plan_prefetch(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+			 struct model_set *set, struct rel_plan *p)
+{
+	uint32_t *ext = malloc(model_extents(set->m) * sizeof(*ext));
+	uint32_t *files = malloc(2 * (ds->nfiles + 1) * sizeof(*files));
+	struct mo_report mo[REL_PF_PLANS] = { 0 };
+	struct mo_seq seqs[REL_MAX_INST];
+	size_t npos;
+	int err = ext && files ? set_orders(set, o->seqs, ds, ext) : -ENOMEM;
+
+	err = err ?: set_prefetch(set, ds, NULL, 0, 0, ext);
+	err = err ?: alt_plan(o, set->m, p, &mo[REL_PF_NONE], REL_PF_NONE);
+	plan_seqs(o, p, NULL, seqs);
+	err = err ?: mo_merge_by_position(seqs, o->seqs->n, ds->nfiles, files, &npos);
+	err = err ?: set_prefetch(set, ds, files, npos, o->pf_cap, ext);
+	err = err ?: alt_plan(o, set->m, p, &mo[REL_PF_POSITION], REL_PF_POSITION);
+	err = err ?: alt_need(o, ds, set, p, mo, files, ext);
+	if (err)
+		goto out;
+	p->pf = REL_PF_NEED;
+	for (int a = REL_PF_POSITION; a <= REL_PF_NONE; a++)
+		if (p->alt[a].makespan < p->alt[p->pf].makespan)
+			p->pf = a;
+	if (p->pf == REL_PF_POSITION) {
+		err = mo_merge_by_position(seqs, o->seqs->n, ds->nfiles, files, &npos);
+		p->pf_nfiles = npos;
+	}
+	p->pf_modelled = true;
+	memcpy(p->delta, p->alt[p->pf].delta, sizeof(p->delta));
+	p->mo = mo[p->pf];
+	err = err ?: set_prefetch(set, ds, p->pf == REL_PF_NONE ? NULL : files, p->pf_nfiles,
+				  o->pf_cap, ext);
+	if (!err && p->pf != REL_PF_NONE)
+		p->pf_files = files;
+	else
+		p->pf_nfiles = 0;
+out:
+	if (!p->pf_files)
+		free(files);
+	free(ext);
+	return err;
+}
+
 /* The model of the run's n instances; its prediction at p->delta. */
 static int predict(const struct rel_plan_opts *o, const struct profile *prof,
-		   struct rel_plan *p)
+		   const struct lg_dataset *ds, struct rel_plan *p)
 {
 	struct model_args a = o->args;
 	struct model_result alt;
@@ -137,7 +308,13 @@ static int predict(const struct rel_plan_opts *o, const struct profile *prof,
 	plan_rate_sources(&a, prof, o->n, p);
 	p->sys = set.sys;
 	memcpy(p->inst, set.inst, sizeof(p->inst));
-	if (p->stagger == REL_STAGGER_AUTO) {
+	if (o->seqs && p->stagger != REL_STAGGER_PROGRESS) {
+		ret = plan_prefetch(o, ds, &set, p);
+		if (ret) {
+			ctl_err("model: the prefetch plan failed (%s)", strerror(-ret));
+			goto free_set;
+		}
+	} else if (p->stagger == REL_STAGGER_AUTO) {
 		ret = mo_search(set.m, &p->mo, 0, o->min_gain);
 		if (ret)
 			goto free_set;
@@ -154,6 +331,20 @@ free_set:
 	return ret;
 }
 
+/* No model or no release vector: the learned order merged by position, as before. */
+static int plan_position(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+			 struct rel_plan *p)
+{
+	struct mo_seq seqs[REL_MAX_INST];
+
+	p->pf_files = malloc((ds->nfiles + 1) * sizeof(*p->pf_files));
+	if (!p->pf_files)
+		return -ENOMEM;
+	plan_seqs(o, p, NULL, seqs);
+	p->pf = REL_PF_POSITION;
+	return mo_merge_by_position(seqs, o->seqs->n, ds->nfiles, p->pf_files, &p->pf_nfiles);
+}
+
 int rel_plan_make(const struct rel_plan_opts *o, const struct lg_dataset *ds,
 		  struct rel_plan *p)
 {
@@ -164,22 +355,29 @@ int rel_plan_make(const struct rel_plan_opts *o, const struct lg_dataset *ds,
 	memset(p, 0, sizeof(*p));
 	p->nosteer_m = NAN;
 	p->min_gain = o->min_gain;
+	p->pf_planned = o->seqs;
+	p->pf = REL_PF_NONE;
+	p->pf_cap = o->pf_cap;
 	ret = plan_stagger(o, p, err, sizeof(err));
 	if (ret)
 		return ctl_err("%s", err), ret;
-	if (!model_wanted(o))
-		return 0;
-	profile_init(&prof);
-	ret = load_profile(o, ds, &prof);
-	if (!ret)
-		ret = predict(o, &prof, p);
-	profile_free(&prof);
+	if (model_wanted(o)) {
+		profile_init(&prof);
+		ret = load_profile(o, ds, &prof);
+		if (!ret)
+			ret = predict(o, &prof, ds, p);
+		profile_free(&prof);
+	}
+	if (!ret && o->seqs && !p->pf_modelled)
+		ret = plan_position(o, ds, p);
 	return ret;
 }
 
 void rel_plan_free(struct rel_plan *p)
 {
 	mo_report_free(&p->mo);
+	free(p->pf_files);
+	p->pf_files = NULL;
 }
 
 void rel_plan_apply(const struct rel_plan *p, struct rel_run *r)

@@ -167,6 +167,7 @@ struct rel_module {
 	/* in: files of the dataset to prefetch in this order, or NULL */
 	const struct file_list *prefetch;
 	const char *prefetch_source;	/* "file" (--prefetch-order) or "learned" */
+	const char *prefetch_order;	/* learned: its merge (rel_pf_plan_name()) */
 	/* out */
 	bool registered;
 	bool prefetch_started;		/* cancelled at the end if still running */
@@ -174,6 +175,12 @@ struct rel_module {
 	bool created;			/* by this run (else it existed) */
 	uint32_t files_added, files_present;
 	uint64_t steered, prefetched;	/* the dataset's counters after the run */
+	/* this run's prefetch when the jobs had ended (prefetch_started) */
+	bool pf_have;
+	uint8_t pf_state;		/* TANDEM_PREFETCH_* */
+	uint64_t pf_done, pf_total;	/* pages read or found cached, of its order's */
+	double pf_seconds;		/* its time: to its end, or to the jobs' end */
+	double pf_request;		/* monotonic time of the request (prefetch_t0) */
 	/* inside */
 	bool own_nl;			/* nl is the hook's own */
 	double prefetch_t0;		/* monotonic time of the prefetch request */
@@ -247,8 +254,17 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 /* Write s (paths of ds) to path, atomically (a temporary renamed). */
 int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
 		   bool stable, double displacement);
-/* The prefetch order: each instance's i-th file in turn, each file once. */
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, struct file_list *fl);
+/*
+ * The prefetch order, each file once: with first (s, each instance's first
+ * read: release plus start-up) and rate (bytes/s), by the time each file is
+ * first needed (model/model.h, mo_merge_by_need()); without them (NULL),
+ * each instance's i-th file in turn.
+ */
+int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+		    const double *rate, struct file_list *fl);
+/* fl: the paths of the dataset's files files[0..n), in that order */
+int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+		    struct file_list *fl);
 /*
  * Mean |position in a - position in b| (each as a fraction of its
  * sequence) over the files both hold, instance by instance; NAN when they
@@ -263,6 +279,7 @@ struct rel_learn {
 	bool is_default;		/* run's own file for these instances */
 	int load_err;			/* 0: it was read; -ENOENT: none yet */
 	struct rel_learned old;		/* what it held */
+	bool usable;			/* stable, for these instances: the plan decides */
 	bool used;			/* the prefetch ran in its order */
 	const char *unused_why;		/* why not, when it was read */
 	struct rel_order rec;		/* this run's */
@@ -282,6 +299,28 @@ enum rel_stagger {
 
 const char *rel_stagger_name(enum rel_stagger s);
 
+/*
+ * The prefetch of a learned order, as the plan considers it (plan.c): none,
+ * the sequences merged by position (each one's i-th file in turn), or by
+ * the time each file is first needed at the planned releases and rates.
+ */
+enum rel_pf_plan {
+	REL_PF_NEED,
+	REL_PF_POSITION,
+	REL_PF_NONE,
+};
+#define REL_PF_PLANS	3
+
+const char *rel_pf_plan_name(enum rel_pf_plan p);	/* "need", "position", "none" */
+
+/* One alternative the plan weighed: its release vector and prediction. */
+struct rel_plan_alt {
+	bool have;
+	double delta[REL_MAX_INST];
+	double makespan;		/* predicted */
+	struct model_pf_result pf;	/* the prefetch's part of it */
+};
+
 struct rel_plan_opts {
 	const char *stagger;		/* --stagger; NULL: auto with a model, else 0 */
 	const char *profile;		/* NULL: calibrate now when the model is wanted */
@@ -291,6 +330,9 @@ struct rel_plan_opts {
 	double min_gain;
 	bool module_steers;		/* tandem.ko will steer the dataset (args.steer < 0) */
 	int n;				/* instances (commands) */
+	/* a learned order run can prefetch by (NULL: none); the plan decides how */
+	const struct rel_seqs *seqs;
+	double pf_cap;			/* bytes/s: tandem.ko's prefetch cap (0: none) */
 };
 
 void rel_plan_opts_init(struct rel_plan_opts *o);
@@ -312,6 +354,14 @@ struct rel_plan {
 	char rate_source[REL_MAX_INST][16];	/* each rate's: the profile's, or "rate" */
 	double nosteer_m;		/* M at the same release without steering, or NAN */
 	double min_gain;
+	/* the prefetch of o->seqs, when there was one to plan */
+	bool pf_planned;
+	bool pf_modelled;		/* alt[] holds the model's predictions */
+	enum rel_pf_plan pf;		/* the plan chosen */
+	struct rel_plan_alt alt[REL_PF_PLANS];
+	uint32_t *pf_files;		/* its order (pf != REL_PF_NONE): dataset file indices */
+	size_t pf_nfiles;
+	double pf_cap;
 };
 
 /* Decide the release vector; with a model, predict M for it. -EINVAL printed. */

@@ -122,6 +122,46 @@ static void print_search(const struct rel_plan *p, int n)
 	out_obj_close();
 }
 
+static const char *pf_plan_text(enum rel_pf_plan a)
+{
+	return a == REL_PF_NEED ? "merged by need" : a == REL_PF_POSITION ? "merged by position" :
+	       "no prefetch";
+}
+
+/* One plan: the learned order's prefetch chosen with the release vector. */
+static void print_plan(const struct rel_plan *p, int n)
+{
+	if (!p->pf_planned) {
+		out_null("plan", NULL);
+		return;
+	}
+	out_obj_open("plan");
+	out_str("prefetch", "plan: %s", rel_pf_plan_name(p->pf));
+	out_text(" (%s%s)", p->pf == REL_PF_NONE ? "" : "the learned order ", pf_plan_text(p->pf));
+	out_bool("modelled", p->pf_modelled ? NULL : ", without a model: as before", p->pf_modelled);
+	out_double("prefetch_cap_bps", NULL, p->pf_cap);
+	out_arr_open("alternatives");
+	for (int a = 0; a < REL_PF_PLANS; a++) {
+		const struct rel_plan_alt *alt = &p->alt[a];
+
+		if (!alt->have)
+			continue;
+		out_obj_open(NULL);
+		out_str("prefetch", a ? ", %s" : "; predicted: %s", pf_plan_text(a));
+		out_arr_open("delta_s");
+		for (int i = 0; i < n; i++)
+			out_double(NULL, NULL, alt->delta[i]);
+		out_arr_close();
+		out_double("predicted_makespan_s", " %.2f s", alt->makespan);
+		out_double("predicted_prefetch_bytes", NULL, alt->pf.bytes);
+		out_double("predicted_prefetch_end_s", NULL, alt->pf.end);
+		out_obj_close();
+	}
+	out_arr_close();
+	out_text("\n");
+	out_obj_close();
+}
+
 static void print_model_input(const struct rel_plan *p, int n)
 {
 	if (!p->model) {
@@ -274,6 +314,43 @@ static void out_frac(const char *key, double v)
 		out_double(key, NULL, v);
 }
 
+/* This run's prefetch: what tandem.ko did by the jobs' end, and what the model said. */
+static void print_prefetch(const struct rel_report *rep)
+{
+	const struct rel_module *m = rep->module;
+	const struct rel_plan *p = rep->plan;
+	double fin = NAN;
+
+	if (!m || !m->prefetch_started || !m->pf_have) {
+		out_null("prefetch", NULL);
+		return;
+	}
+	if (m->pf_state == TANDEM_PREFETCH_DONE)
+		fin = m->pf_request + m->pf_seconds - rep->run->t0;
+	out_obj_open("prefetch");
+	out_str("source", "prefetch (%s", m->prefetch_source ? m->prefetch_source : "?");
+	if (m->prefetch_order)
+		out_str("order", ", by %s", m->prefetch_order);
+	else
+		out_null("order", NULL);
+	out_u64("pages", "): %llu", m->pf_done);
+	out_u64("pages_total", " of %llu pages read or found cached", m->pf_total);
+	out_double("seconds", " in %.2f s", m->pf_seconds);
+	out_str("state", ", %s", dataset_prefetch_state_name(m->pf_state));
+	out_frac("finished_s", fin);
+	if (!isnan(fin))
+		out_text(" %.2f s after the first release", fin);
+	out_frac("predicted_bytes", p->have ? p->res.pf.bytes : NAN);
+	out_frac("predicted_end_s", p->have ? p->res.pf.end : NAN);
+	if (p->have)
+		out_text("; predicted %.0f pages loaded, through %s", p->res.pf.bytes / REPORT_PAGE_SIZE,
+			 isnan(p->res.pf.end) ? "after the jobs' end" : "at");
+	if (p->have && !isnan(p->res.pf.end))
+		out_text(" %.2f s", p->res.pf.end);
+	out_text("\n");
+	out_obj_close();
+}
+
 /* The learned read order: what this run recorded, compared, kept, used. */
 static void print_learn(const struct rel_report *rep)
 {
@@ -331,6 +408,7 @@ void rel_report_print(const struct rel_report *rep)
 	print_registration(rep);
 	print_release(rep);
 	print_search(rep->plan, r->n);
+	print_plan(rep->plan, r->n);
 	print_model_input(rep->plan, r->n);
 	print_nosteer(rep->plan);
 	out_text("name     requested     start       end predicted\n");
@@ -340,6 +418,7 @@ void rel_report_print(const struct rel_report *rep)
 	out_arr_close();
 	print_outcome(rep);
 	print_residency(rep);
+	print_prefetch(rep);
 	print_learn(rep);
 	out_obj_close();
 }

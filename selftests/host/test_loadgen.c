@@ -239,11 +239,21 @@ TEST_F(ds, learned_order_merge_save_load)
 		memcpy(s.seq[j], files, n * sizeof(uint32_t));
 		s.len[j] = s.cap[j] = n;
 	}
-	ASSERT_EQ(0, rel_order_merge(&s, &self->ds, &fl));
+	ASSERT_EQ(0, rel_order_merge(&s, &self->ds, NULL, NULL, &fl));
 	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 2, 0, true, files, &n));
 	ASSERT_EQ(n, fl.n);
 	for (uint32_t i = 0; i < n; i++)
 		EXPECT_STREQ(self->ds.paths[files[i]], fl.paths[i]);
+	file_list_free(&fl);
+	/*
+	 * By need, the second job released long after the first has read
+	 * everything: the first job's own sequence (it opens every file).
+	 */
+	ASSERT_EQ(0, rel_order_merge(&s, &self->ds, (double[]){ 0, 1e9 }, (double[]){ 1, 1 },
+				     &fl));
+	ASSERT_EQ(s.len[0], fl.n);
+	for (size_t i = 0; i < fl.n; i++)
+		EXPECT_STREQ(self->ds.paths[s.seq[0][i]], fl.paths[i]);
 	file_list_free(&fl);
 
 	snprintf(path, sizeof(path), "%s.learned", self->dir);
