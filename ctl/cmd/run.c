@@ -283,8 +283,11 @@ static int learn_plan(struct run_cmd *c, const struct rel_plan *plan, const stru
 		return 0;
 	}
 	err = rel_order_paths(plan->pf_files, plan->pf_nfiles, ds, &c->order);
-	if (err)
-		return err;
+	if (err) {	/* the jobs run all the same, without the prefetch */
+		ctl_err("run: the learned order's prefetch is left out: %s", strerror(-err));
+		l->unused_why = "its files could not be listed";
+		return 0;
+	}
 	l->used = true;
 	return 0;
 }
