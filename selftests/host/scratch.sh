@@ -6,9 +6,10 @@
 # kill -9 of the drainer mid-copy leaves each destination file a complete
 # version (old or new), show reports what is pending, and a restart drains
 # the rest; del while draining refuses, --force reports what it dropped;
-# --evict-drained; run --scratch; an unprivileged user can neither create
+# --evict-drained; run --scratch; a full scratch gives the writer ENOSPC;
+# a drain folder the owner cannot write refuses create; an unprivileged user can neither create
 # nor read another's scratch, and an owner's drainer runs as the owner; bad
-# input is one line and exit 1 or 2. Needs root (mount); about 25 s.
+# input is one line and exit 1 or 2. Needs root (mount); about 10 s.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
@@ -34,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 30
+ksft_plan 32
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -171,6 +172,16 @@ wait_drained s4 5
 ksft_check "an owner's scratch: the drainer runs as the owner, the copy is the owner's" \
 	sh -c "[ \"\$(stat -c %U '$tmp/d4/mine')\" = nobody ] && cmp -s '$(mnt s4)/mine' '$tmp/d4/mine' &&
 	       [ \$(awk '/^Uid/ {print \$2}' /proc/\$(cat '$TANDEM_SCRATCH_DIR/s4/drainer.pid')/status) = 65534 ]"
+# a full scratch: the writer gets ENOSPC, what was written stays
+as_nobody sh -c "head -c 10M /dev/zero >'$(mnt s4)/big'" 2>"$tmp/err"
+ksft_check "a full scratch: the writer gets ENOSPC; the drained file is still intact" \
+	sh -c "grep -q 'No space left' '$tmp/err' && cmp -s '$(mnt s4)/mine' '$tmp/d4/mine'"
+mkdir -p "$tmp/rootonly"
+SUDO_UID=65534 SUDO_GID=65534 "$T" scratch create s6 --node 0 --size 1M --drain-to "$tmp/rootonly" \
+	>/dev/null 2>"$tmp/err"
+ksft_check "a drain folder the owner cannot write to: refused, exit 1, nothing left" \
+	sh -c "[ $? = 1 ] && grep -q 'owner cannot write' '$tmp/err' && [ ! -e '$TANDEM_SCRATCH_DIR/s6' ] &&
+	       ! grep -q '$TANDEM_SCRATCH_DIR/s6' /proc/mounts"
 
 # ---- bad input: one line, then the usage for exit 2 ----
 # bad NAME RC GREP ARGS...: exit RC, the first stderr line matches GREP, (exit 1: the only line)
