@@ -175,7 +175,8 @@ int scratch_names(char ***names, size_t *n)
 		scratch_names_free(v, cnt);
 		return err;
 	}
-	qsort(v, cnt, sizeof(*v), cmp_str);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_str);
 	*names = v;
 	*n = cnt;
 	return 0;

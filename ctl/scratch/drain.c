@@ -209,7 +209,8 @@ static int scan_tree(struct drainer *d, const char *rel)
 	err = scratch_walk(d->c->mnt, rel, scan_file, &s);
 	if (err == -ENOENT)
 		err = 0;
-	qsort(s.v, s.n, sizeof(*s.v), cmp_pend);
+	if (s.n)
+		qsort(s.v, s.n, sizeof(*s.v), cmp_pend);
 	for (size_t i = 0; i < s.n; i++) {
 		if (!err)
 			err = enqueue(d, s.v[i].path);

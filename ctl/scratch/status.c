@@ -93,6 +93,8 @@ static void log_dedup(struct drain_log *log)
 {
 	size_t k = 0;
 
+	if (!log->n)
+		return;
 	qsort(log->v, log->n, sizeof(*log->v), cmp_rec);
 	for (size_t i = 0; i < log->n; i++) {
 		if (i + 1 < log->n && !strcmp(log->v[i].path, log->v[i + 1].path)) {
@@ -281,7 +283,8 @@ int scratch_status_get(const struct scratch_cfg *c, struct scratch_status *st)
 		scratch_status_free(st);
 		return err;
 	}
-	qsort(st->files, st->nfiles, sizeof(*st->files), cmp_file);
+	if (st->nfiles)
+		qsort(st->files, st->nfiles, sizeof(*st->files), cmp_file);
 	return 0;
 }
 
