@@ -7,6 +7,7 @@
  * queued (those by modification time, the order they were closed in) and
  * one closed during the scan is queued by its event.
  *
+ * A file some process still has open for writing is left for its close.
  * A copy goes to ".NAME" SCRATCH_TMP_SUFFIX in the destination folder, is
  * fsync'ed, renamed over NAME, and the folder fsync'ed: NAME is at every
  * moment the previous complete file or the new complete one. Only then is
@@ -336,6 +337,70 @@ static void evict(const struct drainer *d, const char *src, const struct stat *s
 		ctl_err("%s: not evicted: %s", src, strerror(errno));
 }
 
+/* fd of process pid opened for writing: its fdinfo "flags:" */
+static bool fd_writes(const char *pid, const char *fd)
+{
+	char path[600], line[64];
+	unsigned int flags = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", pid, fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "flags: %o", &flags) == 1;
+	fclose(f);
+	return found && (flags & O_ACCMODE) != O_RDONLY;
+}
+
+static bool pid_writes(const char *pid, const char *src)
+{
+	char dir[300], path[600], target[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return false;	/* gone, or another user's */
+	while (!found && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		found = !strcmp(target, src) && fd_writes(pid, de->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Whether a process this drainer can see (the owner's; every one for root)
+ * has src open for writing: then its content is not final, and its close
+ * queues it again. A scan of /proc per file, as lsof does it.
+ */
+static bool open_for_write(const char *src)
+{
+	char self[16];
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return false;
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	while (!found && (de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && strcmp(de->d_name, self))
+			found = pid_writes(de->d_name, src);
+	closedir(d);
+	return found;
+}
+
 /* copy one file to its destination and log it durable */
 static int drain_one(struct drainer *d, const char *rel)
 {
@@ -350,7 +415,8 @@ static int drain_one(struct drainer *d, const char *rel)
 	if (sfd < 0)
 		return errno == ENOENT ? 0 : -errno;	/* removed: nothing to keep */
 	err = fstat(sfd, &st) ? -errno : 0;
-	if (err || !S_ISREG(st.st_mode) || drain_log_find(&d->log, rel, &st))
+	if (err || !S_ISREG(st.st_mode) || drain_log_find(&d->log, rel, &st) ||
+	    open_for_write(src))
 		goto close_src;
 	err = dest_paths(d, rel, &p) ?: mkdirs(p.dir);
 	if (err)

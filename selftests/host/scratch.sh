@@ -5,7 +5,7 @@
 # written, drained in the order the files were closed; the rate cap; a
 # kill -9 of the drainer mid-copy leaves each destination file a complete
 # version (old or new), show reports what is pending, and a restart drains
-# the rest; del while draining refuses, --force reports what it dropped;
+# the rest, a file open for writing only once closed; del while draining refuses, --force reports what it dropped;
 # --evict-drained; run --scratch; a full scratch gives the writer ENOSPC;
 # a drain folder the owner cannot write refuses create; an unprivileged user can neither create
 # nor read another's scratch, and an owner's drainer runs as the owner; bad
@@ -23,8 +23,10 @@ tmp=$(mktemp -d /tmp/tandem-scratch-XXXXXX)
 chmod 755 "$tmp"
 export TANDEM_SCRATCH_DIR=$tmp/state
 # on every way out: each scratch's drainer (by its recorded pid) and mount
+holder=
 cleanup() {
 	local d pid
+	[ -n "$holder" ] && kill "$holder" && wait "$holder"
 	for d in "$TANDEM_SCRATCH_DIR"/*/; do
 		[ -d "$d" ] || continue
 		pid=$(cat "$d/drainer.pid" 2>/dev/null)
@@ -35,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 32
+ksft_plan 34
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -121,6 +123,20 @@ ksft_expect_eq "no temporary file left in the destination" "$(find "$tmp/d2" -na
 # pb bytes at 2 MiB/s, a burst of one 256 KiB chunk
 ksft_check "the rate cap: $pb bytes drained in ${el}s, >= 0.8 x at 2 MiB/s" \
 	sh -c "[ \$(echo '$el >= 0.8 * ($pb - 262144) / 2097152' | bc) = 1 ]"
+
+# a file still open for writing when the drainer restarts is not final: left for its close
+kill -9 "$(cat "$TANDEM_SCRATCH_DIR/s2/drainer.pid")"
+(exec 3>"$M2/held"; head -c 100000 /dev/urandom >&3; sleep 1.5) &
+holder=$!
+sleep 0.3
+"$T" scratch drain s2 >/dev/null
+sleep 0.5
+ksft_check "a file open for writing at the restart is not drained, it is pending" \
+	test ! -e "$tmp/d2/held" -a "$(pending s2)" = 1
+wait $holder
+holder=
+wait_drained s2 5
+ksft_check "... and is drained once closed" cmp -s "$M2/held" "$tmp/d2/held"
 
 # ---- del while draining ----
 head -c 4M /dev/urandom >"$M2/big"
