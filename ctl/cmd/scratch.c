@@ -168,7 +168,13 @@ static int cmd_scratch_create(int argc, char **argv)
 	int err;
 
 	err = create_parse(argc, argv, &c);
-	err = err ?: pick_node(&c) ?: rate_from_profile(&c);
+	if (err)
+		return err;
+	if (geteuid()) {	/* before anything else it could say */
+		ctl_err("scratch create needs root (it mounts a tmpfs)");
+		return -EPERM;
+	}
+	err = pick_node(&c) ?: rate_from_profile(&c);
 	if (err)
 		return err;
 	pick_owner(&c.cfg);

@@ -67,6 +67,12 @@ static int check_drain_to(struct scratch_cfg *c)
 		ctl_err("--drain-to: a path with a newline is not taken");
 		return -EINVAL;
 	}
+	/* a drain into the scratch would drain its own copies again */
+	if (!strncmp(real, c->dir, strlen(c->dir)) &&
+	    (!real[strlen(c->dir)] || real[strlen(c->dir)] == '/')) {
+		ctl_err("--drain-to %s: inside the scratch's own folder", c->drain_to);
+		return -EINVAL;
+	}
 	snprintf(c->drain_to, sizeof(c->drain_to), "%s", real);
 	return 0;
 }
