@@ -3,9 +3,9 @@
 # create without --node picks it (node 1 here, as tandem.ko's detection);
 # the pages of a file written there are on it, from the kernel's per-node
 # Shmem counters (node 1 grows by the file, node 0 does not); drained to the
-# throttled disk with the same sha256; tandem.ko unloaded mid-drain changes
-# nothing (the tier does not use it); del after the drain. About 10 s
-# (numa, kmem), 30 s in cxl mode (its memory is emulated, slow under TCG).
+# throttled disk with the same sha256; tandem.ko unloaded right after the
+# writes changes nothing (the tier does not use it); del after the drain.
+# About 5 s (numa), 30 s in cxl mode (its memory is emulated, slow under TCG).
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 OUT=/mnt/data/scratch-out
