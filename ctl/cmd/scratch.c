@@ -415,4 +415,4 @@ TANDEM_CMD(scratch_show, "scratch", "show", cmd_scratch_show, "NAME",
 TANDEM_CMD(scratch_del, "scratch", "del", cmd_scratch_del, "NAME [--force]",
 	   "stop the drainer and unmount; refused while files are not drained unless --force (root)");
 TANDEM_CMD(scratch_drain, "scratch", "drain", cmd_scratch_drain, "NAME",
-	   "start the drainer again (after a crash or a reboot of the drainer); it rescans (root)");
+	   "start the drainer again (after it was killed or crashed); it rescans the scratch (root)");

@@ -6,7 +6,7 @@
 # kill -9 of the drainer mid-copy leaves each destination file a complete
 # version (old or new), show reports what is pending, and a restart drains
 # the rest, a file open for writing only once closed; del while draining refuses, --force reports what it dropped;
-# --evict-drained; run --scratch; a full scratch gives the writer ENOSPC;
+# --evict-drained; run --scratch; --profile; a full scratch gives the writer ENOSPC;
 # a drain folder the owner cannot write refuses create; an unprivileged user can neither create
 # nor read another's scratch, and an owner's drainer runs as the owner; bad
 # input is one line and exit 1 or 2. Needs root (mount); about 10 s.
@@ -37,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 34
+ksft_plan 35
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -170,6 +170,13 @@ for i in $(seq 50); do [ -e "$tmp/d3/B/where" ] && [ -e "$tmp/d3/A/where" ] && b
 ksft_expect_eq "run --scratch: each instance's TANDEM_SCRATCH is its folder, drained" \
 	"$(cat "$tmp/d3/A/where" "$tmp/d3/B/where" 2>&1)" "$(mnt s3)/A
 $(mnt s3)/B"
+# --profile: a quarter of the profile's B(1)
+"$T" calibrate --dataset "$tmp/ds" --sample 0 --rate 100M -o "$tmp/prof.json" >/dev/null 2>&1
+"$T" scratch create s7 --node 0 --size 1M --drain-to "$tmp/d5" --profile "$tmp/prof.json" >/dev/null
+ksft_expect_eq "--profile: the cap is B(1)/4 of the profile's storage.bandwidth_bps" \
+	"$("$T" -j scratch show s7 | jq -r '.rate_bps | round')" \
+	"$(jq -r '.storage.bandwidth_bps[0] / 4 | round' "$tmp/prof.json")"
+"$T" scratch del s7 >/dev/null
 
 # ---- privilege ----
 as_nobody "$T" scratch create x --node 0 --size 1M --drain-to "$tmp/d4" >"$tmp/out" 2>"$tmp/err"
