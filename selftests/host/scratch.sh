@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# tandemctl scratch (Documentation/scratch.md) on this host's node 0: the
-# tmpfs as /proc/mounts has it; every drained file's sha256 equals what was
-# written, drained in the order the files were closed; the rate cap; a
-# kill -9 of the drainer mid-copy leaves each destination file a complete
-# version (old or new), show reports what is pending, and a restart drains
-# the rest, a file open for writing only once closed; del while draining refuses, --force reports what it dropped;
-# --evict-drained; run --scratch; --profile; a full scratch gives the writer ENOSPC;
-# a drain folder the owner cannot write refuses create; an unprivileged user can neither create
-# nor read another's scratch, and an owner's drainer runs as the owner; bad
-# input is one line and exit 1 or 2. Needs root (mount); about 10 s.
+# tandemctl scratch (Documentation/scratch.md) on this host's node 0: the tmpfs
+# as /proc/mounts has it; every drained file's sha256 equals what was written,
+# drained in the order the files were closed; the rate cap; a kill -9 of the
+# drainer mid-copy leaves each destination file a complete version (old or new),
+# show reports what is pending, and a restart drains the rest, a file open for
+# writing only once closed; del while draining refuses, --force reports what it
+# dropped; --evict-drained; run --scratch; --profile; a full scratch gives the
+# writer ENOSPC; a drain folder the owner cannot write refuses create; an
+# unprivileged user can neither create nor read another's scratch, and an
+# owner's drainer runs as the owner; bad input is one line and exit 1 or 2.
+# Needs root (mount); about 10 s.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
