@@ -186,7 +186,7 @@ int drain_log_append(const struct scratch_cfg *c, const char *path, const struct
 	line = malloc(strlen(path) * 3 + 96);
 	if (!e || !line) {
 		err = -ENOMEM;
-		goto out;
+		goto free_bufs;
 	}
 	esc(path, e);
 	n = sprintf(line, "%.6f %llu %lld.%09ld %s\n", t, (unsigned long long)st->st_size,
@@ -195,13 +195,13 @@ int drain_log_append(const struct scratch_cfg *c, const char *path, const struct
 	fd = open(lp, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = -errno;
-		goto out;
+		goto free_bufs;
 	}
 	/* one write of O_APPEND: a line is whole or, after a crash, torn at the end */
 	if (write(fd, line, n) != n)
 		err = -EIO;
 	close(fd);
-out:
+free_bufs:
 	free(e);
 	free(line);
 	return err;
