@@ -21,9 +21,11 @@
 #include "lib/units.h"
 #include "lib/util.h"
 #include "release/release.h"
+#include "scratch/scratch.h"
 
 struct run_cmd {
-	const char *dataset, *report, *name, *prefetch_order, *learn_order;
+	const char *dataset, *report, *name, *prefetch_order, *learn_order, *scratch;
+	struct scratch_cfg scratch_cfg;
 	struct file_list order;		/* the prefetch's files: --prefetch-order's, or learned */
 	char learn_path[PATH_MAX];	/* the learned-order file */
 	struct rel_learn learn;
@@ -56,6 +58,7 @@ static const struct option run_opts[] = {
 	{ "prefetch-order", required_argument, NULL, 'O' },
 	{ "learn-order", required_argument, NULL, 'L' },
 	{ "no-learn-order", no_argument, NULL, 'l' },
+	{ "scratch", required_argument, NULL, 'C' },
 	{ 0 }
 };
 
@@ -94,6 +97,7 @@ static int run_opt(struct run_cmd *c, int opt, const char *arg)
 	case 'O': c->prefetch_order = arg; return 0;
 	case 'L': c->learn_order = arg; return 0;
 	case 'l': c->no_learn = true; return 0;
+	case 'C': c->scratch = arg; return 0;
 	}
 	return -EINVAL;
 }
@@ -326,6 +330,31 @@ static void learn_finish(struct run_cmd *c, const struct rel_run *r, const struc
 	l->saved = !err;
 }
 
+/*
+ * --scratch NAME: a folder per instance in the scratch, made now as the
+ * caller (the mount is its owner's, mode 0700); the engine gives each
+ * instance its folder in TANDEM_SCRATCH.
+ */
+static int scratch_dirs(struct run_cmd *c, struct rel_run *r)
+{
+	char dir[PATH_MAX];
+
+	for (int i = 0; i < r->n; i++) {
+		if (strchr(r->inst[i].name, '/') || r->inst[i].name[0] == '.' ||
+		    snprintf(dir, sizeof(dir), "%s/%s", c->scratch_cfg.mnt, r->inst[i].name) >=
+		    (int)sizeof(dir)) {
+			ctl_err("--scratch: instance name '%s' cannot name a folder", r->inst[i].name);
+			return -EINVAL;
+		}
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			ctl_err("--scratch %s: %s: %s", c->scratch, dir, strerror(errno));
+			return -errno;
+		}
+	}
+	r->scratch = c->scratch_cfg.mnt;
+	return 0;
+}
+
 /* The run itself: instances, hooks, the engine; then the report. */
 static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_plan *plan,
 			 struct tnl *nl)
@@ -346,6 +375,11 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 	for (int i = 0; i < r->n; i++)
 		r->inst[i].argv = c->cmds[i];
 	rel_plan_apply(plan, r);
+	if (c->scratch) {
+		err = scratch_dirs(c, r);
+		if (err)
+			return err;
+	}
 	r->fail_fast = c->fail_fast;
 	r->grace = c->grace;
 	if (!c->no_register)
@@ -376,6 +410,8 @@ int cmd_run_start(int argc, char **argv)
 
 	err = run_parse(argc, argv, &c);
 	if (err)
+		goto free_cmds;
+	if (c.scratch && (err = scratch_cfg_load(c.scratch, &c.scratch_cfg)))
 		goto free_cmds;
 	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
 	if (err) {
@@ -428,5 +464,6 @@ TANDEM_CMD(run, "run", NULL, cmd_run_start,
 	   "[--grace DUR] [--report FILE] [--name NAME] [--no-track] [--no-register] "
 	   "[--steer on|off] [--nosteer-fraction F] [--steer-dram-fraction F] "
 	   "[--prefetch-order FILE] [--learn-order FILE|--no-learn-order] "
-	   "[--record-size S] [--sample SIZE] [--min-gain F] -- CMD_A ::: CMD_B [::: ...]",
+	   "[--record-size S] [--sample SIZE] [--min-gain F] [--scratch NAME] "
+	   "-- CMD_A ::: CMD_B [::: ...]",
 	   "release training instances on the best stagger; report predicted vs measured")

@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -159,6 +160,12 @@ static void child_exec(struct rel_run *r, int idx, int gate, const sigset_t *old
 	if (read(gate, &c, 1) != 1)
 		_exit(126);	/* tandemctl went away or dropped it before the release */
 	close(gate);
+	if (r->scratch) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s/%s", r->scratch, in->name);
+		setenv("TANDEM_SCRATCH", dir, 1);
+	}
 	execvp(in->argv[0], in->argv);
 	fprintf(stderr, "tandemctl: %s: %s\n", in->argv[0], strerror(errno));
 	_exit(127);

@@ -127,6 +127,7 @@ struct rel_run {
 	double fraction;	/* REL_PROGRESS */
 	bool fail_fast;
 	double grace;		/* s between SIGTERM and SIGKILL (0: 5) */
+	const char *scratch;	/* a scratch mount: instance NAME gets TANDEM_SCRATCH=<it>/NAME */
 	struct rel_hook hooks[REL_MAX_HOOKS];
 	int nhooks;
 	/* what happened */

@@ -29,7 +29,7 @@ objects=$(cut -d' ' -f1 "$tmp/usage" | sort -u)
 verbs_of() { awk -v o="$1" '$1 == o && $2 ~ /^[a-z]+$/ {print $2}' "$tmp/usage" | sort; }
 with_verbs=$(awk '$2 ~ /^[a-z]+$/ {print $1}' "$tmp/usage" | sort -u)
 ncmds=$(grep -c . "$tmp/usage")
-ksft_plan $((1 + 1 + $(echo "$with_verbs" | grep -c .) + ncmds + 8 + 3))
+ksft_plan $((1 + 1 + $(echo "$with_verbs" | grep -c .) + ncmds + 10 + 3))
 
 # comp WORD...: COMPREPLY, sorted, one per line, for the words (the last is the cursor's)
 comp() {
@@ -86,6 +86,13 @@ exact "loadgen DIR: directories only" "$tmp/d/data1 $tmp/d/data2" loadgen "$tmp/
 exact "predict MODEL.onnx: directories and .onnx files" "$tmp/d/data1 $tmp/d/data2 $tmp/d/net.onnx" \
 	predict "$tmp/d/"
 has "run -- CMD ::: CMD: commands after '--' and ':::'" "true" run --dataset d -- bash -c x ::: tru
+# scratch names from 'scratch list', which reads the state folders' configs
+mkdir -p "$tmp/scratch/compscr"
+printf 'name=compscr\nsize=1048576\nnode=0\ndrain_to=/tmp\n' >"$tmp/scratch/compscr/config"
+export TANDEM_SCRATCH_DIR=$tmp/scratch
+exact "scratch show NAME: the scratch names" "compscr" scratch show ""
+exact "run --scratch NAME: the scratch names" "compscr" run --dataset d --scratch co
+unset TANDEM_SCRATCH_DIR
 
 if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ] && "$T" tracker load >/dev/null 2>&1; then
 	echo x >"$tmp/d/dfile"

@@ -30,7 +30,7 @@ trap 'exit 130' INT TERM HUP
 "$T" --help >"$tmp/help" 2>"$tmp/help.err"
 cmds=$(sed -n 's/^  tandemctl \([a-z]*\)\( [a-z][a-z]*\)\?\( .*\)\?$/\1\2/p' "$tmp/help")
 ncmds=$(echo "$cmds" | grep -c .)
-runnable=13
+runnable=14
 # the objects of those commands (an object with verbs has help of its own)
 objs=$(echo "$cmds" | awk '{ print $1 }' | sort -u)
 nobjs=$(echo "$objs" | grep -c .)
@@ -126,6 +126,7 @@ success "model" - model --profile "$tmp/prof.json"
 success "run" - run --dataset "$ds" --profile "$tmp/prof.json" --no-track -- true ::: true
 success "predict" - predict "$D/onnx/resnet18.onnx" --batch 4
 success "predict graph" - predict graph "$D/onnx/resnet18.onnx"
+TANDEM_SCRATCH_DIR=$tmp/scratch success "scratch list" - scratch list
 success "tracker load" tracker tracker load
 success "tracker dataset" tracker tracker dataset cli "$ds"
 success "tracker status" tracker tracker status

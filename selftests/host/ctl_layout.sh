@@ -14,11 +14,11 @@ ksft_plan 6
 # the layers, lowest first; a folder may include its own and lower ones
 rank() {
 	case $1 in
-	lib) echo 0 ;; loadgen) echo 1 ;; module | tracker) echo 2 ;; model | metrics) echo 3 ;;
+	lib) echo 0 ;; loadgen | scratch) echo 1 ;; module | tracker) echo 2 ;; model | metrics) echo 3 ;;
 	calibrate) echo 4 ;; release) echo 5 ;; cli) echo 6 ;; cmd) echo 7 ;; *) echo 99 ;;
 	esac
 }
-libs="lib loadgen module tracker model metrics calibrate release"
+libs="lib loadgen scratch module tracker model metrics calibrate release"
 # "FILE FOLDER/HEADER" for every include of a ctl header
 includes=$(grep -o '^#include "[a-z]*/[a-z_]*\.h"' -- */*.[ch] | sed 's/:#include "/ /; s/"$//')
 folders=$(ls -d */ | tr -d /)

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tandemctl scratch create|list|show|del|drain: scratch spaces on the CXL
+ * node, drained to durable storage (scratch/scratch.h,
+ * Documentation/scratch.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "lib/log.h"
+#include "lib/numa.h"
+#include "lib/out.h"
+#include "lib/units.h"
+#include "lib/util.h"
+#include "model/model.h"
+#include "scratch/scratch.h"
+
+/* the drain cap taken from a profile: this fraction of B(1), the store's one-stream bandwidth */
+#define SCRATCH_PROFILE_FRACTION	0.25
+
+struct create_cmd {
+	struct scratch_cfg cfg;
+	const char *profile;
+	bool have_node, have_rate;
+};
+
+static const struct option create_opts[] = {
+	{ "size", required_argument, NULL, 's' },
+	{ "drain-to", required_argument, NULL, 'd' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "node", required_argument, NULL, 'n' },
+	{ "profile", required_argument, NULL, 'P' },
+	{ "evict-drained", no_argument, NULL, 'e' },
+	{ 0 }
+};
+
+static int create_opt(struct create_cmd *c, int opt, const char *arg)
+{
+	int64_t node;
+
+	switch (opt) {
+	case 's':
+		return units_parse_bytes(arg, &c->cfg.size) || !c->cfg.size ? -EINVAL : 0;
+	case 'd':
+		return snprintf(c->cfg.drain_to, sizeof(c->cfg.drain_to), "%s", arg) >=
+		       (int)sizeof(c->cfg.drain_to) ? -EINVAL : 0;
+	case 'r':
+		c->have_rate = true;
+		return units_parse_rate(arg, &c->cfg.rate) || c->cfg.rate < 1024 ? -EINVAL : 0;
+	case 'n':
+		c->have_node = true;
+		if (parse_s64(arg, 0, NUMA_MAX_NODES - 1, &node))
+			return -EINVAL;
+		c->cfg.node = (int)node;
+		return 0;
+	case 'P': c->profile = arg; return 0;
+	case 'e': c->cfg.evict = true; return 0;
+	}
+	return -EINVAL;
+}
+
+static int create_parse(int argc, char **argv, struct create_cmd *c)
+{
+	int opt, ret;
+
+	memset(c, 0, sizeof(*c));
+	optind = 0;
+	while ((opt = ctl_getopt(argc, argv, "", create_opts, "scratch", "create")) != -1) {
+		if (opt == CTL_EUSAGE)
+			return opt;
+		ret = create_opt(c, opt, optarg);
+		if (ret)
+			return ctl_usage_err("scratch", "create", "bad value '%s' for --%s", optarg,
+					     opt_name(create_opts, opt));
+	}
+	if (argc - optind != 1)
+		return ctl_usage_err("scratch", "create", argc - optind ? "unexpected argument '%s'"
+				     : "missing argument%s", argc - optind ? argv[optind + 1] : "");
+	if (scratch_name_check(argv[optind]))
+		return ctl_usage_err("scratch", "create", "bad name '%s': 1-63 characters of "
+				     "A-Z a-z 0-9 . _ - (not starting with '.')", argv[optind]);
+	if (!c->cfg.size || !c->cfg.drain_to[0])
+		return ctl_usage_err("scratch", "create", "--size and --drain-to are required");
+	if (c->have_rate && c->profile)
+		return ctl_usage_err("scratch", "create", "--rate or --profile, not both");
+	scratch_cfg_paths(&c->cfg, argv[optind]);
+	return 0;
+}
+
+/* --node, else the CXL node as tandem.ko would pick it; none: refused */
+static int pick_node(struct create_cmd *c)
+{
+	struct numa_node nodes[NUMA_MAX_NODES];
+	int n, node;
+
+	if (c->have_node)
+		return 0;
+	n = numa_read_nodes(NULL, nodes, NUMA_MAX_NODES);
+	node = numa_cpuless_node(nodes, n);
+	if (node < 0) {
+		ctl_err("no CPU-less (CXL) memory node on this host: give --node N to put the "
+			"scratch in node N's memory");
+		return -ENODEV;
+	}
+	c->cfg.node = node;
+	return 0;
+}
+
+/* --profile: a quarter of B(1), so that the jobs' reads keep the rest */
+static int rate_from_profile(struct create_cmd *c)
+{
+	struct profile p;
+	char err[256];
+	int ret;
+
+	if (!c->profile)
+		return 0;
+	profile_init(&p);
+	ret = profile_load(c->profile, &p, err, sizeof(err));
+	if (ret)
+		ctl_err("%s: %s", c->profile, err);
+	else if (p.nbw < 1 || p.bw[0] <= 0)
+		ctl_err("%s: no storage bandwidth B(1) in the profile", c->profile);
+	else
+		c->cfg.rate = p.bw[0] * SCRATCH_PROFILE_FRACTION;
+	if (!ret && (p.nbw < 1 || p.bw[0] <= 0))
+		ret = -EINVAL;
+	profile_free(&p);
+	return ret;
+}
+
+/* the owner: whoever ran sudo, else the caller */
+static void pick_owner(struct scratch_cfg *c)
+{
+	const char *u = getenv("SUDO_UID"), *g = getenv("SUDO_GID");
+	uint32_t v;
+
+	c->uid = getuid();
+	c->gid = getgid();
+	if (!c->uid && u && g && !parse_u32(u, &v)) {
+		c->uid = v;
+		if (!parse_u32(g, &v))
+			c->gid = v;
+	}
+}
+
+static void print_rate(double rate)
+{
+	char b[32];
+
+	out_double("rate_bps", NULL, rate);
+	if (rate > 0)
+		out_text("at %s", units_fmt_rate(rate, b, sizeof(b)));
+	else
+		out_text("uncapped");
+}
+
+static int cmd_scratch_create(int argc, char **argv)
+{
+	struct create_cmd c;
+	char size[32];
+	int err;
+
+	err = create_parse(argc, argv, &c);
+	if (err)
+		return err;
+	if (geteuid()) {	/* before anything else it could say */
+		ctl_err("scratch create needs root (it mounts a tmpfs)");
+		return -EPERM;
+	}
+	err = pick_node(&c) ?: rate_from_profile(&c);
+	if (err)
+		return err;
+	pick_owner(&c.cfg);
+	err = scratch_create(&c.cfg);
+	if (err)
+		return err;
+	out_obj_open(NULL);
+	out_str("name", "scratch %s:", c.cfg.name);
+	out_u64("size_bytes", NULL, c.cfg.size);
+	out_text(" %s", fmt_bytes(size, sizeof(size), c.cfg.size));
+	out_s64("node", " on node %lld", c.cfg.node);
+	out_str("mount", " at %s", c.cfg.mnt);
+	out_str("drain_to", ", drained to %s ", c.cfg.drain_to);
+	print_rate(c.cfg.rate);
+	out_s64("drainer_pid", " (drainer pid %lld)\n", scratch_drainer_pid(&c.cfg));
+	out_obj_close();
+	return 0;
+}
+
+static void print_summary(const struct scratch_cfg *c, const struct scratch_status *st)
+{
+	char size[32], used[32];
+
+	out_str("name", "%-16s ", c->name);
+	out_s64("node", "%4lld ", c->node);
+	out_u64("size_bytes", NULL, c->size);
+	out_text("%10s ", fmt_bytes(size, sizeof(size), c->size));
+	out_u64("used_bytes", NULL, st->used_bytes);
+	out_text("%10s ", fmt_bytes(used, sizeof(used), st->used_bytes));
+	out_u64("uid", "%6llu ", c->uid);
+	out_s64("drainer_pid", "%8lld ", st->drainer);
+	out_str("mount", NULL, c->mnt);
+	out_str("drain_to", "%s\n", c->drain_to);
+}
+
+static void print_header(void)
+{
+	out_text("%-16s %4s %10s %10s %6s %8s %s\n", "NAME", "NODE", "SIZE", "USED", "UID",
+		 "DRAINER", "DRAIN_TO");
+}
+
+static int cmd_scratch_list(int argc, char **argv)
+{
+	struct scratch_status st = { 0 };
+	struct scratch_cfg c;
+	char **names;
+	size_t n;
+	int err;
+
+	err = ctl_args(&argc, argv, 0, 0, "scratch", "list");
+	if (err)
+		return err;
+	err = scratch_names(&names, &n);
+	if (err) {
+		ctl_err("%s: %s", scratch_root(), strerror(-err));
+		return err;
+	}
+	print_header();
+	out_arr_open(NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (scratch_cfg_load(names[i], &c))
+			continue;	/* being made or removed: said on stderr */
+		/* the mount's use and the drainer only: the files are the owner's */
+		st.drainer = scratch_drainer_pid(&c);
+		st.used_bytes = scratch_used_bytes(&c);
+		out_obj_open(NULL);
+		print_summary(&c, &st);
+		out_obj_close();
+	}
+	out_arr_close();
+	scratch_names_free(names, n);
+	return 0;
+}
+
+/* "2026-12-06 11:20:01 UTC" */
+static const char *fmt_time(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || !gmtime_r(&s, &tm))
+		return "never";
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+	return buf;
+}
+
+static void print_files(const struct scratch_status *st, bool pending_only)
+{
+	char size[32], when[40];
+
+	for (size_t i = 0; i < st->nfiles; i++) {
+		const struct scratch_file *f = &st->files[i];
+
+		if (pending_only && f->drained)
+			continue;
+		out_obj_open(NULL);
+		out_str("path", "  %s", f->path);
+		out_u64("bytes", NULL, f->bytes);
+		out_text("  %s", fmt_bytes(size, sizeof(size), f->bytes));
+		out_bool("drained", NULL, f->drained);
+		out_double("durable", NULL, f->durable);
+		out_text("  %s\n", f->drained ? fmt_time(f->durable, when, sizeof(when)) : "pending");
+		out_obj_close();
+	}
+}
+
+static void print_state(const struct scratch_status *st)
+{
+	char a[32], b[32], when[40];
+
+	out_u64("drained_files", "  drained: %llu files", st->drained_files);
+	out_u64("drained_bytes", NULL, st->drained_bytes);
+	out_text(" (%s)", fmt_bytes(a, sizeof(a), st->drained_bytes));
+	out_u64("pending_files", ", pending: %llu files", st->pending_files);
+	out_u64("pending_bytes", NULL, st->pending_bytes);
+	out_text(" (%s)\n", fmt_bytes(b, sizeof(b), st->pending_bytes));
+	out_u64("durable_files", "  %llu copies made durable, the last at ", st->durable_files);
+	out_double("last_durable", NULL, st->last_durable);
+	out_text("%s\n", fmt_time(st->last_durable, when, sizeof(when)));
+}
+
+static int cmd_scratch_show(int argc, char **argv)
+{
+	struct scratch_status st;
+	struct scratch_cfg c;
+	int err;
+
+	err = ctl_args(&argc, argv, 1, 1, "scratch", "show");
+	err = err ?: scratch_cfg_load(argv[1], &c);
+	err = err ?: scratch_status_get(&c, &st);
+	if (err)
+		return err;
+	print_header();
+	out_obj_open(NULL);
+	print_summary(&c, &st);
+	out_text("  drain cap: ");
+	print_rate(c.rate);
+	out_bool("evict_drained", NULL, c.evict);
+	out_text("%s\n", c.evict ? ", files removed from scratch once durable" : "");
+	if (!st.drainer)
+		out_text("  drainer not running: tandemctl scratch drain %s\n", c.name);
+	print_state(&st);
+	out_text("files:\n");
+	out_arr_open("files");
+	print_files(&st, false);
+	out_arr_close();
+	out_obj_close();
+	scratch_status_free(&st);
+	return 0;
+}
+
+static int del_args(int *argc, char **argv, const char *verb, bool *force)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ 0 }
+	};
+	int opt;
+
+	optind = 0;
+	while ((opt = ctl_getopt(*argc, argv, "", opts, "scratch", verb)) != -1) {
+		if (opt != 'f')
+			return opt;	/* CTL_EUSAGE, printed */
+		*force = true;
+	}
+	if (*argc - optind != 1)
+		return ctl_usage_err("scratch", verb, *argc - optind ? "unexpected argument '%s'"
+				     : "missing argument%s", *argc - optind ? argv[optind + 1] : "");
+	argv[1] = argv[optind];
+	*argc = 2;
+	return 0;
+}
+
+static int cmd_scratch_del(int argc, char **argv)
+{
+	struct scratch_status st = { 0 };
+	struct scratch_cfg c;
+	bool force = false;
+	int err;
+
+	err = del_args(&argc, argv, "del", &force);
+	err = err ?: scratch_cfg_load(argv[1], &c);
+	if (err)
+		return err;
+	err = scratch_del(&c, force, &st);
+	if (!err) {
+		out_obj_open(NULL);
+		out_str("name", "scratch %s deleted", c.name);
+		out_u64("dropped_files", ", %llu files not drained dropped", st.pending_files);
+		out_u64("dropped_bytes", NULL, st.pending_bytes);
+		out_text("%s\n", st.pending_files ? ":" : "");
+		out_arr_open("dropped");
+		print_files(&st, true);
+		out_arr_close();
+		out_obj_close();
+	}
+	scratch_status_free(&st);
+	return err;
+}
+
+static int cmd_scratch_drain(int argc, char **argv)
+{
+	struct scratch_status st;
+	struct scratch_cfg c;
+	pid_t pid;
+	int err;
+
+	err = ctl_args(&argc, argv, 1, 1, "scratch", "drain");
+	err = err ?: scratch_cfg_load(argv[1], &c);
+	if (err)
+		return err;
+	if (geteuid()) {
+		ctl_err("scratch drain needs root (the drainer's state is root's)");
+		return -EPERM;
+	}
+	err = scratch_drainer_start(&c, &pid);
+	err = err ?: scratch_status_get(&c, &st);
+	if (err)
+		return err;
+	out_obj_open(NULL);
+	out_str("name", "scratch %s:", c.name);
+	out_s64("drainer_pid", " drainer started (pid %lld),", pid);
+	out_u64("pending_files", " %llu files pending", st.pending_files);
+	out_u64("pending_bytes", NULL, st.pending_bytes);
+	out_text("\n");
+	out_obj_close();
+	scratch_status_free(&st);
+	return 0;
+}
+
+TANDEM_CMD(scratch_create, "scratch", "create", cmd_scratch_create,
+	   "NAME --size SIZE --drain-to DIR [--rate R|--profile FILE] [--node N] [--evict-drained]",
+	   "a tmpfs on the CXL node (or node N) whose closed files are drained to DIR (root)");
+TANDEM_CMD(scratch_list, "scratch", "list", cmd_scratch_list, "",
+	   "the scratch spaces: node, size, use, drainer");
+TANDEM_CMD(scratch_show, "scratch", "show", cmd_scratch_show, "NAME",
+	   "one scratch: its files, drained or pending, and when the last became durable");
+TANDEM_CMD(scratch_del, "scratch", "del", cmd_scratch_del, "NAME [--force]",
+	   "stop the drainer and unmount; refused while files are not drained unless --force (root)");
+TANDEM_CMD(scratch_drain, "scratch", "drain", cmd_scratch_drain, "NAME",
+	   "start the drainer again (after it was killed or crashed); it rescans the scratch (root)");

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Inside ctl/scratch/: the drained log, the tree walk and the drainer. */
+#ifndef TANDEM_CTL_SCRATCH_INTERNAL_H
+#define TANDEM_CTL_SCRATCH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "scratch/scratch.h"
+
+/* c's config file, written whole (config.c) */
+int scratch_cfg_save(const struct scratch_cfg *c);
+
+/* A file's identity for the log: its size and modification time. */
+struct drain_rec {
+	char *path;		/* relative to the mount */
+	uint64_t bytes;
+	int64_t mtime_ns;
+	double durable;		/* unix time */
+	size_t line;		/* the later line of a path wins */
+};
+
+struct drain_log {
+	struct drain_rec *v;	/* by path, one per path (the last line) */
+	size_t n;
+	size_t lines;
+	double last;		/* the last durable time */
+};
+
+/* drained.log of c (a missing one is empty) */
+int drain_log_load(const struct scratch_cfg *c, struct drain_log *log);
+void drain_log_free(struct drain_log *log);
+/* whether the log says path, as st has it now, is durable; its record or NULL */
+const struct drain_rec *drain_log_find(const struct drain_log *log, const char *path,
+				       const struct stat *st);
+/* one line: path, as st had it, durable at time t */
+int drain_log_append(const struct scratch_cfg *c, const char *path, const struct stat *st,
+		     double t);
+int64_t stat_mtime_ns(const struct stat *st);
+
+/*
+ * fn(arg, path relative to root, its stat) for every regular file under
+ * root (names starting with '.' skipped: writers' temporaries), depth first
+ * in readdir order; stops at fn's first non-zero return.
+ */
+typedef int (*scratch_walk_fn)(void *arg, const char *rel, const struct stat *st);
+int scratch_walk(const char *root, const char *rel, scratch_walk_fn fn, void *arg);
+
+/* The drainer's loop (drain.c); ready gets one int, 0 or -errno, once it watches. */
+int scratch_drain_main(const struct scratch_cfg *c, int ready);
+
+#endif
