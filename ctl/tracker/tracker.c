@@ -22,6 +22,7 @@
 #include "lib/files.h"
 #include "lib/log.h"
 #include "tracker/tracker.h"
+#include "tracker/internal.h"
 #include "lib/util.h"
 
 #define PAGE_4K 4096ULL
@@ -63,15 +64,24 @@ static int check_version(struct tracker *t)
 	return 0;
 }
 
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
 static int filter_size(struct tracker *t)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_map_info info;
+	int err = map_info(t->filter_fd, &info);
 
-	if (bpf_obj_get_info_by_fd(t->filter_fd, &info, &len))
-		return -errno;
 	t->filter_words = info.max_entries;
-	return 0;
+	if (!err)
+		err = map_info(t->meta_fd, &info);
+	t->meta_id = info.id;
+	return err;
 }
 
 int tracker_open(struct tracker *t)
@@ -101,6 +111,28 @@ int tracker_open(struct tracker *t)
 		err = t->ncpus ? t->ncpus : -EINVAL;
 	if (err)
 		tracker_close(t);
+	return err;
+}
+
+int tracker_refresh(struct tracker *t)
+{
+	struct bpf_map_info info;
+	char path[PATH_MAX];
+	int fd, lock_fd = t->lock_fd, err;
+
+	snprintf(path, sizeof(path), "%s/meta", tracker_dir());
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	err = map_info(fd, &info);
+	close(fd);
+	if (err || info.id == t->meta_id)
+		return err;
+	/* reloaded (grown) by tracker_grow(): the same state in new maps */
+	t->lock_fd = -1;
+	tracker_close(t);
+	err = tracker_open(t);
+	t->lock_fd = lock_fd;
 	return err;
 }
 
@@ -210,19 +242,54 @@ int tracker_dataset_find(struct tracker *t, const char *s, uint32_t *id)
 			       offsetof(struct tandem_trk_dataset, name), s, id);
 }
 
-static uint32_t max_file_id(int fd)
+/*
+ * Files registered: the datasets' file counts add up to it, and file ids
+ * are 1..that (files are never unregistered), so the next id is one more.
+ * O(datasets), not a walk of the file table.
+ */
+static uint64_t files_registered(struct tracker *t)
 {
-	struct tandem_trk_file_key key, next, *prev = NULL;
-	struct tandem_trk_file f;
-	uint32_t max = 0;
+	uint32_t key, next, *prev = NULL;
+	struct tandem_trk_dataset ds;
+	uint64_t n = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &f) && f.file_id > max)
-			max = f.file_id;
+	while (!bpf_map_get_next_key(t->datasets_fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(t->datasets_fd, &next, &ds))
+			n += ds.files;
 		key = next;
 		prev = &key;
 	}
-	return max;
+	return n;
+}
+
+static struct tandem_trk_file_key file_key(const struct file_list *fl, size_t i)
+{
+	return (struct tandem_trk_file_key){ .dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i] };
+}
+
+int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_need *n)
+{
+	struct tandem_trk_meta meta;
+	struct tandem_trk_file f;
+	__u32 zero = 0;
+
+	memset(n, 0, sizeof(*n));
+	if (bpf_map_lookup_elem(t->meta_fd, &zero, &meta))
+		return -errno;
+	n->max_files = meta.max_files;
+	n->max_pages = meta.max_pages;
+	n->pages_set = meta.flags & TANDEM_TRK_META_PAGES_SET;
+	n->registered = files_registered(t);
+	n->files = n->registered;
+	/* one lookup per file: what is registered already takes no new slot */
+	for (size_t i = 0; i < fl->n; i++) {
+		struct tandem_trk_file_key key = file_key(fl, i);
+
+		if (bpf_map_lookup_elem(t->files_fd, &key, &f))
+			n->files++;
+		n->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+	}
+	return n->files > n->max_files || (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
 }
 
 /* set the file's bit in the filter the BPF hooks test first (tracker.h) */
@@ -244,9 +311,7 @@ static int filter_add(struct tracker *t, const struct tandem_trk_file_key *key)
 static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
 			uint32_t *next_id, struct tracker_add_result *res)
 {
-	struct tandem_trk_file_key key = {
-		.dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i],
-	};
+	struct tandem_trk_file_key key = file_key(fl, i);
 	struct tandem_trk_file f = { .dataset = res->dataset, .file_id = *next_id };
 	int err;
 
@@ -310,12 +375,38 @@ static int dataset_account(struct tracker *t, const struct tracker_add_result *r
 	return 0;
 }
 
+int tracker_dataset_add_list(struct tracker *t, const char *name,
+			     const struct file_list *fl, struct tracker_add_result *res)
+{
+	uint32_t next_id;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = dataset_get_or_create(t, name, &res->dataset);
+	if (err)
+		return err;
+	next_id = files_registered(t) + 1;
+	for (size_t i = 0; i < fl->n && !err; i++)
+		err = add_one_file(t, fl, i, &next_id, res);
+	res->skipped = fl->skipped;
+	return dataset_account(t, res) ?: err;
+}
+
+void tracker_need_print(const struct tracker_need *n, const char *name)
+{
+	ctl_err("tracker: the tracker loaded at %s holds at most %u files and %u pages; "
+		"with dataset %s it needs %llu files (%llu registered now) and %llu pages",
+		tracker_dir(), n->max_files, n->max_pages, name,
+		(unsigned long long)n->files, (unsigned long long)n->registered,
+		(unsigned long long)n->pages);
+}
+
 int tracker_dataset_add(struct tracker *t, const char *name,
 			char *const *paths, int npaths,
 			struct tracker_add_result *res)
 {
 	struct file_list fl = { 0 };
-	uint32_t next_id;
+	struct tracker_need need;
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -326,15 +417,12 @@ int tracker_dataset_add(struct tracker *t, const char *name,
 	err = tracker_lock(t);
 	if (err)
 		goto free_fl;
-	err = dataset_get_or_create(t, name, &res->dataset);
-	if (err)
-		goto out_unlock;
-	next_id = max_file_id(t->files_fd) + 1;
-	for (size_t i = 0; i < fl.n && !err; i++)
-		err = add_one_file(t, &fl, i, &next_id, res);
-	res->skipped = fl.skipped;
-	err = dataset_account(t, res) ?: err;
-out_unlock:
+	/* all or nothing: a dataset registered in part counts in part */
+	err = tracker_need(t, &fl, &need);
+	if (err == -E2BIG)
+		tracker_need_print(&need, name);
+	if (!err)
+		err = tracker_dataset_add_list(t, name, &fl, res);
 	tracker_unlock(t);
 free_fl:
 	file_list_free(&fl);
@@ -349,22 +437,6 @@ uint32_t tracker_add_counts_in(const struct tracker_add_result *res)
 }
 
 /* ---------------- jobs ---------------- */
-
-int tracker_dataset_add_if_loaded(const char *name, char *const *paths, int npaths)
-{
-	struct tracker_add_result res;
-	struct tracker t;
-	int err;
-
-	if (!tracker_is_loaded())
-		return 0;
-	err = tracker_open(&t);
-	if (err)
-		return err;
-	err = tracker_dataset_add(&t, name, paths, npaths, &res);
-	tracker_close(&t);
-	return err;
-}
 
 int tracker_job_find(struct tracker *t, const char *s, uint32_t *id)
 {
