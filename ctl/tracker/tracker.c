@@ -280,66 +280,209 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 	n->max_pages = meta.max_pages;
 	n->pages_set = meta.flags & TANDEM_TRK_META_PAGES_SET;
 	n->registered = files_registered(t);
-	n->files = n->registered;
-	/* one lookup per file: what is registered already takes no new slot */
-	for (size_t i = 0; i < fl->n; i++) {
+	n->files = n->registered + fl->n;	/* at most */
+	for (size_t i = 0; i < fl->n; i++)
+		n->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+	/* past the table: one lookup per file, what is registered takes no new slot */
+	for (size_t i = 0; n->files > n->max_files && i < fl->n; i++) {
 		struct tandem_trk_file_key key = file_key(fl, i);
 
-		if (bpf_map_lookup_elem(t->files_fd, &key, &f))
-			n->files++;
-		n->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+		if (!bpf_map_lookup_elem(t->files_fd, &key, &f))
+			n->files--;
 	}
 	return n->files > n->max_files || (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
 }
 
-/* set the file's bit in the filter the BPF hooks test first (tracker.h) */
-static int filter_add(struct tracker *t, const struct tandem_trk_file_key *key)
-{
-	__u64 h = tandem_trk_filter_hash(key->dev, key->ino), word;
-	__u32 w = TANDEM_TRK_FILTER_WORD(h, t->filter_words);
+#define ADD_CHUNK	4096
 
-	/* read-modify-write: callers hold tracker_lock() */
-	if (bpf_map_lookup_elem(t->filter_fd, &w, &word))
-		return -errno;
-	word |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
-	if (bpf_map_update_elem(t->filter_fd, &w, &word, BPF_ANY))
-		return -errno;
+/*
+ * Set every file's bit in the filter the BPF hooks test first (tracker.h):
+ * the filter read whole, the bits set here, written back whole (a batch
+ * each way; callers hold tracker_lock(), the BPF side only reads it).
+ */
+static int filter_add_all(struct tracker *t, const struct file_list *fl)
+{
+	__u32 n = t->filter_words, *idx = calloc(n, sizeof(*idx));
+	__u64 *words = calloc(n, sizeof(*words));
+	int err = idx && words ? 0 : -ENOMEM;
+
+	for (__u32 w = 0; w < n && idx; w++)
+		idx[w] = w;
+	/* an array's keys are its indices: one lookup per word, batched */
+	if (!err && bpf_map_lookup_batch(t->filter_fd, NULL, &(__u32){ 0 }, idx, words, &n, NULL) &&
+	    errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; !err && i < fl->n; i++) {
+		__u64 h = tandem_trk_filter_hash(tracker_kdev(fl->devs[i]), fl->inos[i]);
+
+		words[TANDEM_TRK_FILTER_WORD(h, t->filter_words)] |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
+	}
+	n = t->filter_words;
+	if (!err && bpf_map_update_batch(t->filter_fd, idx, words, &n, NULL))
+		err = -errno;
+	if (err)
+		ctl_err("tracker: cannot set the files filter: %s", strerror(-err));
+	free(idx);
+	free(words);
+	return err;
+}
+
+/* the file table, read whole (batches), sorted by key for present_of() */
+struct file_dump {
+	struct tandem_trk_file_key *keys;
+	struct tandem_trk_file *vals;
+	size_t n;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct tandem_trk_file_key *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+struct kv {
+	struct tandem_trk_file_key k;
+	struct tandem_trk_file v;
+};
+
+static int dump_sort(struct file_dump *d)
+{
+	struct kv *kv = calloc(d->n ? d->n : 1, sizeof(*kv));
+
+	if (!kv)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		kv[i] = (struct kv){ d->keys[i], d->vals[i] };
+	qsort(kv, d->n, sizeof(*kv), key_cmp);	/* the key is kv's first member */
+	for (size_t i = 0; i < d->n; i++) {
+		d->keys[i] = kv[i].k;
+		d->vals[i] = kv[i].v;
+	}
+	free(kv);
 	return 0;
 }
 
-/* Register one file of the walk with dataset res->dataset, next id *next_id. */
-static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
-			uint32_t *next_id, struct tracker_add_result *res)
+static int files_dump(struct tracker *t, uint64_t registered, struct file_dump *d)
 {
-	struct tandem_trk_file_key key = file_key(fl, i);
-	struct tandem_trk_file f = { .dataset = res->dataset, .file_id = *next_id };
-	int err;
+	size_t cap = registered + ADD_CHUNK;
+	__u32 tok_in = 0, tok_out = 0, n;
+	bool first = true;
+	int err = 0;
 
-	/* the filter first: a file in `files` always passes it */
-	err = filter_add(t, &key);
-	if (err) {
-		ctl_err("tracker: cannot register %s: %s", fl->paths[i], strerror(-err));
+	memset(d, 0, sizeof(*d));
+	d->keys = calloc(cap, sizeof(*d->keys));
+	d->vals = calloc(cap, sizeof(*d->vals));
+	if (!d->keys || !d->vals)
+		return -ENOMEM;
+	for (;;) {
+		n = cap - d->n < ADD_CHUNK ? cap - d->n : ADD_CHUNK;
+		if (!n)
+			return -EOVERFLOW;	/* more files than the datasets count */
+		if (bpf_map_lookup_batch(t->files_fd, first ? NULL : &tok_in, &tok_out,
+					 d->keys + d->n, d->vals + d->n, &n, NULL))
+			err = errno == ENOENT ? 1 : -errno;
+		d->n += n;
+		if (err)
+			break;
+		tok_in = tok_out;
+		first = false;
+	}
+	return err < 0 ? err : dump_sort(d);
+}
+
+static void dump_free(struct file_dump *d)
+{
+	free(d->keys);
+	free(d->vals);
+}
+
+/* the file registered under KEY, or NULL */
+static const struct tandem_trk_file *present_of(const struct file_dump *d,
+						const struct tandem_trk_file_key *key)
+{
+	const struct tandem_trk_file_key *k = bsearch(key, d->keys, d->n, sizeof(*key), key_cmp);
+
+	return k ? &d->vals[k - d->keys] : NULL;
+}
+
+static void count_present(const struct tandem_trk_file *had, struct tracker_add_result *res)
+{
+	res->present++;
+	if (res->owner != TRACKER_OWNER_MIXED)
+		res->owner = !res->owner || res->owner == had->dataset ?
+			     had->dataset : TRACKER_OWNER_MIXED;
+}
+
+/* write N new files (ids set) in one batch; callers hold tracker_lock() */
+static int add_batch(struct tracker *t, struct tandem_trk_file_key *keys,
+		     struct tandem_trk_file *vals, __u32 n)
+{
+	__u32 done = n;
+
+	if (n && bpf_map_update_batch(t->files_fd, keys, vals, &done, NULL)) {
+		int err = -errno;
+
+		ctl_err("tracker: cannot register files: %s%s", strerror(-err),
+			err == -E2BIG ? " (file map full)" : "");
 		return err;
 	}
-	if (!bpf_map_update_elem(t->files_fd, &key, &f, BPF_NOEXIST)) {
-		(*next_id)++;
+	return 0;
+}
+
+/*
+ * The walk's files not registered yet get ids from *next_id, in batches;
+ * the others are counted as present (the table read once, sorted, so
+ * registration is O(n log n), two syscalls per 4096 files).
+ */
+static int add_new(struct tracker *t, const struct file_list *fl, const struct file_dump *d,
+		   uint32_t *next_id, struct tracker_add_result *res,
+		   struct tandem_trk_file_key *keys, struct tandem_trk_file *vals)
+{
+	__u32 n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < fl->n && !err; i++) {
+		struct tandem_trk_file_key key = file_key(fl, i);
+		const struct tandem_trk_file *had = present_of(d, &key);
+
+		if (had) {
+			count_present(had, res);
+			continue;
+		}
+		keys[n] = key;
+		vals[n++] = (struct tandem_trk_file){ .dataset = res->dataset, .file_id = (*next_id)++ };
 		res->added++;
 		res->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
-		return 0;
+		if (n == ADD_CHUNK) {
+			err = add_batch(t, keys, vals, n);
+			n = 0;
+		}
 	}
-	if (errno == EEXIST) {
-		struct tandem_trk_file had;
+	return err ?: add_batch(t, keys, vals, n);
+}
 
-		res->present++;
-		if (!bpf_map_lookup_elem(t->files_fd, &key, &had) &&
-		    res->owner != TRACKER_OWNER_MIXED)
-			res->owner = !res->owner || res->owner == had.dataset ?
-				     had.dataset : TRACKER_OWNER_MIXED;
-		return 0;
-	}
-	ctl_err("tracker: cannot register %s: %s%s", fl->paths[i], strerror(errno),
-		errno == E2BIG ? " (file map full: reload with a larger --max-files)" : "");
-	return -errno;
+static int add_files(struct tracker *t, const struct file_list *fl, uint32_t *next_id,
+		     struct tracker_add_result *res)
+{
+	struct tandem_trk_file_key *keys = calloc(ADD_CHUNK, sizeof(*keys));
+	struct tandem_trk_file *vals = calloc(ADD_CHUNK, sizeof(*vals));
+	struct file_dump d = { 0 };
+	int err = keys && vals ? 0 : -ENOMEM;
+
+	if (!err)
+		err = files_dump(t, *next_id - 1, &d);
+	/* the filter first: a file in `files` always passes it */
+	if (!err)
+		err = filter_add_all(t, fl);
+	if (!err)
+		err = add_new(t, fl, &d, next_id, res, keys, vals);
+	dump_free(&d);
+	free(keys);
+	free(vals);
+	return err;
 }
 
 static int dataset_get_or_create(struct tracker *t, const char *name, uint32_t *id)
@@ -386,8 +529,7 @@ int tracker_dataset_add_list(struct tracker *t, const char *name,
 	if (err)
 		return err;
 	next_id = files_registered(t) + 1;
-	for (size_t i = 0; i < fl->n && !err; i++)
-		err = add_one_file(t, fl, i, &next_id, res);
+	err = add_files(t, fl, &next_id, res);
 	res->skipped = fl->skipped;
 	return dataset_account(t, res) ?: err;
 }

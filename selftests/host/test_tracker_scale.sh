@@ -81,8 +81,10 @@ read_p=$(( $(pages_of "$tree/c000") - before ))
 ksft_diag "track: rc $rc, $(cat "$tmp/t.json"), fincore: $read_p pages read, $before cached before"
 ksft_check "track --files: exit 0, nothing newly registered (already the tracker's)" \
 	eval '[ $rc -eq 0 ] && ! grep -q "not available\|cannot register" "$tmp/t.err"'
-ksft_check "track: misses = pages cached by the job's reads (fincore, 1000 files)" \
-	eval '[ "$read_p" -eq 1000 ] && [ "$(jq -r .miss_pages "$tmp/t.json")" -eq "$read_p" ]'
+# every file was cold (fincore before) and read whole: 1000 pages inserted;
+# fincore after may see a few fewer when memory is short (reclaim)
+ksft_check "track: misses = the 1000 pages its reads inserted (fincore: >= 990 cached after)" \
+	eval '[ "$read_p" -ge 990 ] && [ "$before" -eq 0 ] && [ "$(jq -r .miss_pages "$tmp/t.json")" -eq 1000 ]'
 "$T" tracker unload >/dev/null
 
 # 5-6: run --dataset with nothing loaded: loaded sized by the run, counted
