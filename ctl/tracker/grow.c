@@ -346,6 +346,9 @@ int tracker_register(struct tracker *t, const char *name, char *const *paths, in
 		err = tracker_open(t);
 	if (!err) {
 		err = tracker_lock(t);
+		/* another command may have grown it while this one waited for the lock */
+		if (!err)
+			err = tracker_refresh(t);
 		if (!err)
 			err = register_locked(t, name, &fl, res, fit);
 		tracker_unlock(t);

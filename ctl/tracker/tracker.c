@@ -556,15 +556,16 @@ int tracker_dataset_add(struct tracker *t, const char *name,
 	err = file_list_collect(&fl, (char **)paths, npaths);
 	if (err)
 		goto free_fl;
-	err = tracker_lock(t);
+	err = tracker_lock(t) ?: tracker_refresh(t);
 	if (err)
-		goto free_fl;
+		goto out_unlock;
 	/* all or nothing: a dataset registered in part counts in part */
 	err = tracker_need(t, &fl, &need);
 	if (err == -E2BIG)
 		tracker_need_print(&need, name);
 	if (!err)
 		err = tracker_dataset_add_list(t, name, &fl, res);
+out_unlock:
 	tracker_unlock(t);
 free_fl:
 	file_list_free(&fl);
@@ -598,9 +599,12 @@ int tracker_job_new(struct tracker *t, const char *name, uint32_t dataset,
 	}
 	if (name)
 		strncpy(j.name, name, sizeof(j.name) - 1);
-	err = tracker_lock(t);
-	if (err)
+	/* the maps in use: a reload (tracker_grow()) holds the lock */
+	err = tracker_lock(t) ?: tracker_refresh(t);
+	if (err) {
+		tracker_unlock(t);
 		return err;
+	}
 	*id = max_u32_key(t->jobs_fd) + 1;
 	if (!name)
 		snprintf(j.name, sizeof(j.name), "job%u", *id);
@@ -618,9 +622,11 @@ static int job_update(struct tracker *t, uint32_t job,
 	struct tandem_trk_job j;
 	int err;
 
-	err = tracker_lock(t);
-	if (err)
+	err = tracker_lock(t) ?: tracker_refresh(t);
+	if (err) {
+		tracker_unlock(t);
 		return err;
+	}
 	if (bpf_map_lookup_elem(t->jobs_fd, &job, &j)) {
 		err = -errno;
 	} else {
@@ -680,13 +686,17 @@ int tracker_job_counts(struct tracker *t, uint32_t job, uint32_t dataset,
 int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid)
 {
 	uint32_t key = pid;
+	int err;
 
+	/* under the lock, in the maps in use: not lost to a reload meanwhile */
+	err = tracker_lock(t) ?: tracker_refresh(t);
 	/* a process belongs to one job: the latest registration wins */
-	if (bpf_map_update_elem(t->tasks_fd, &key, &job, BPF_ANY)) {
-		ctl_err("tracker: cannot register pid %d: %s", pid, strerror(errno));
-		return -errno;
+	if (!err && bpf_map_update_elem(t->tasks_fd, &key, &job, BPF_ANY)) {
+		err = -errno;
+		ctl_err("tracker: cannot register pid %d: %s", pid, strerror(-err));
 	}
-	return 0;
+	tracker_unlock(t);
+	return err;
 }
 
 /* children of PID, from /proc/PID/task/TID/children of every thread */
