@@ -18,7 +18,7 @@
 # Files are sparse (ftruncate to 4 KiB): a read of one puts a zero page in
 # the page cache (an insert the tracker sees) and creating 200 000 of them
 # writes no data. Ground truth: the file count from find, pages read from
-# fincore. Time: 94 s and 2 min 12 s at load averages of 6.5 and 7 (other VMs);
+# fincore. Time: 73, 94 and 132 s at load averages of 5.5, 6.5 and 7 (other VMs);
 # the version before this one took 60-74 s with less beside it (the tree
 # 9-16 s, tracker loads about 5 s each, walks of 200 000 files 1.4 s each).
 set -u
