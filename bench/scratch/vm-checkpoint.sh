@@ -12,13 +12,13 @@
 #   R case=C rep=N total_s= steps= n= stall_med= stall_max= copy_med= after_s=
 #     (after_s: from the job's end until every checkpoint is durable: the
 #     drain for dram/cxl, a sync for disk)
-#   C case=C rep=N step= stall_s= copy_s=        one per checkpoint
+#   C case=C rep=N step= stall_s= copy_s= copy_new_s=   one per checkpoint
 #   L case=C rep=N size= lag_s=                   dram/cxl: durable - mtime
 #     per drained file, from drained.log
 . /extra/params.sh
 export TANDEM_SCRATCH_DIR=/run/tandem-bench-scratch
 DS=/mnt/data/ds
-now() { date +%s.%N; }
+now() { cut -d' ' -f1 /proc/uptime; }
 echo "E kernel=$(uname -r) nproc=$(nproc) bps=$BPS files=$NFILES size=$FSIZE epochs=$EPOCHS compute=$COMPUTE ckpt=$CKSIZE every=$EVERY rate=$RATE"
 for n in /sys/devices/system/node/node*; do
 	echo "E node ${n##*node} cpus='$(cat "$n/cpulist")' $(grep MemTotal "$n/meminfo" | awk '{print $3 "=" $4}')kB"
@@ -37,8 +37,8 @@ job() {
 	fi >/tmp/job.json || { echo "# job $1 failed"; return 1; }
 	T_END=$(now)
 	jq -r --arg c "$1" --arg r "$2" '.checkpoints // [] | .[] |
-		"C case=\($c) rep=\($r) step=\(.step) stall_s=\(.stall_s) copy_s=\(.copy_s)"' /tmp/job.json
-	JOBLINE=$(jq -r --arg c "$1" --arg r "$2" '"R case=\($c) rep=\($r) total_s=\(.total_s) steps=\(.samples) n=\(.checkpoint_count // 0) stall_med=\(.checkpoint_stall_median_s // 0) stall_max=\(.checkpoint_stall_max_s // 0) copy_med=\(.checkpoint_copy_median_s // 0) wait_s=\(.wait_s)"' /tmp/job.json)
+		"C case=\($c) rep=\($r) step=\(.step) stall_s=\(.stall_s) copy_s=\(.copy_s) copy_new_s=\(.copy_new_s)"' /tmp/job.json
+	JOBLINE=$(jq -r --arg c "$1" --arg r "$2" '"R case=\($c) rep=\($r) total_s=\(.total_s) steps=\(.samples) n=\(.checkpoint_count // 0) stall_med=\(.checkpoint_stall_median_s // 0) stall_max=\(.checkpoint_stall_max_s // 0) copy_med=\(.checkpoint_copy_median_s // 0) copy_new_med=\(.checkpoint_copy_new_median_s // 0) measure_s=\(.checkpoint_measure_s // 0) wait_s=\(.wait_s)"' /tmp/job.json)
 }
 
 # scratch_case CASE REP [--node 0]

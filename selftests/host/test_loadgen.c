@@ -430,6 +430,7 @@ TEST_F(ds, checkpoints_written_then_renamed)
 		EXPECT_EQ(10 * (i + 1), res.ckpt[i].step);
 		EXPECT_GT(res.ckpt[i].stall, 0);
 		EXPECT_GT(res.ckpt[i].copy, 0);
+		EXPECT_GT(res.ckpt[i].copy_new, 0);
 		EXPECT_LE(res.ckpt[i].at, res.total);
 		snprintf(path, sizeof(path), "%s/ckpt-%06u.bin", ck, 10 * (i + 1));
 		ASSERT_EQ(0, stat(path, &sb));
