@@ -59,7 +59,7 @@ scratch_case() {
 		sleep 0.1
 	done
 	after=$(echo "$(now) $T_END" | awk '{ printf "%.3f", $1 - $2 }')
-	echo "$JOBLINE after_s=$after drained=$(find "$dst" -name 'ckpt-*' | wc -l)"
+	echo "$JOBLINE after_s=$after drained=$(find "$dst" -type f -name 'ckpt-*' | wc -l)"
 	awk -v c="$1" -v r="$2" '{ printf "L case=%s rep=%s size=%s lag_s=%.3f\n", c, r, $2, $1 - $3 }' \
 		"$TANDEM_SCRATCH_DIR/b$1/drained.log"
 	tandemctl scratch del "b$1" >/dev/null
@@ -73,7 +73,7 @@ disk_case() {
 	job disk "$1" "$dst" || return 1
 	sync
 	after=$(echo "$(now) $T_END" | awk '{ printf "%.3f", $1 - $2 }')
-	echo "$JOBLINE after_s=$after drained=$(find "$dst" -name 'ckpt-*' | wc -l)"
+	echo "$JOBLINE after_s=$after drained=$(find "$dst" -type f -name 'ckpt-*' | wc -l)"
 	rm -rf "$dst"
 }
 
