@@ -12,7 +12,7 @@ T=$top/build/tandemctl
 reps=${1:-3}
 W=$(mktemp -d /var/tmp/tandem-hckpt-XXXXXX)
 export TANDEM_SCRATCH_DIR=$W/state
-trap '"$T" scratch del hck --force >/dev/null 2>&1; umount "$W/plain" 2>/dev/null; rm -rf "$W"' EXIT
+trap '"$T" scratch del hck --force >/dev/null 2>&1 || true; umount "$W/plain" 2>/dev/null || true; rm -rf "$W"' EXIT
 mkdir -p "$W/dst" "$W/plain"
 "$T" loadgen gen "$W/ds" --files 80 --size 1M >/dev/null
 "$T" scratch create hck --node 0 --size 1G --drain-to "$W/dst" --rate 200M --evict-drained >/dev/null
