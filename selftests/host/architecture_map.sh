@@ -17,6 +17,7 @@ ksft_plan 5
 # check NAME WHAT LIST: pass when LIST is empty, else list it as "# WHAT: X"
 check() {
 	if [ -z "$3" ]; then ksft_pass "$1"; return; fi
+	# shellcheck disable=SC2001
 	echo "$3" | sed "s|^|# $2: |"
 	ksft_fail "$1"
 }
@@ -27,6 +28,7 @@ sources=$(find ctl agent slurm kmod bpf predictor -path predictor/data -prune -o
 	-o -name '*.sh' -o -name '*.py' \) -print | grep -v '\.mod\.c$' | sort)
 folders=$(for f in $sources; do echo "${f%/*}/"; done | sort -u)
 # the map: "- `PATH`:" lines
+# shellcheck disable=SC2016 # the backquotes are the page's, not a shell's
 entries=$(sed -n 's/^- `\([^`]*\)`:.*/\1/p' "$doc" | sort)
 dups=$(echo "$entries" | uniq -d)
 
@@ -43,6 +45,7 @@ check "no file has two lines in the map" "two lines" "$dups"
 
 # every other file name in backquotes: PATH from the top or from ctl/, or a
 # bare NAME of some file of the tree (outside build/ and .git/)
+# shellcheck disable=SC2016
 names=$(grep -o '`[^`]*`' "$doc" | tr -d '`' | sed 's/[,;:)]*$//' |
 	grep -E '^[A-Za-z0-9_./-]+(\.(c|h|S|cu|mk|sh|py|md|yaml|bpf\.c)|Kbuild)$' | sort -u)
 all=$(find . -path ./build -prune -o -path ./.git -prune -o -type f -printf '%f\n' | sort -u)
