@@ -10,7 +10,7 @@
 #                       $(MANDIR)/man8/tandemctl.8, tandem-agent.8, man4/tandem.4
 #                       $(BASHCOMPDIR)/tandemctl
 #                       $(SYSTEMDUNITDIR)/tandem-agent.service  its paths made these
-#                       $(DOCDIR)/README.md, install.md, slurm.md
+#                       $(DOCDIR)/README.md, guide.md, install.md, slurm.md
 #                       $(SPANKDIR)/tandem_spank.so, when built (libslurm-dev)
 #                       /lib/modules/KVER/$(MODULE_SUBDIR)/tandem.ko, when
 #                       a module has been built (KVER read from the module)
@@ -77,6 +77,7 @@ Documentation/man/tandem.4 0644 $(MANDIR)/man4/tandem.4
 $(BASHCOMP) 0644 $(BASHCOMPDIR)/tandemctl
 agent/tandem-agent.service 0644 $(SYSTEMDUNITDIR)/tandem-agent.service
 README.md 0644 $(DOCDIR)/README.md
+Documentation/guide.md 0644 $(DOCDIR)/guide.md
 Documentation/install.md 0644 $(DOCDIR)/install.md
 Documentation/slurm.md 0644 $(DOCDIR)/slurm.md
 ?$(B)/slurm/tandem_spank.so 0755 $(SPANKDIR)/tandem_spank.so
