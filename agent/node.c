@@ -23,7 +23,9 @@
 
 int agent_node_init(struct agent_node *n, const struct agent_node_opts *o)
 {
-	struct tracker_load_opts lo = { .max_pages = o->tracker_pages };
+	/* --tracker-pages is kept; without it the budget grows with the datasets */
+	struct tracker_load_opts lo = { .max_pages = o->tracker_pages,
+					.pages_set = o->tracker_pages != 0 };
 	int err = 0;
 
 	memset(n, 0, sizeof(*n));
@@ -106,21 +108,26 @@ static void scan_stat(struct node_scan *s, const struct file_list *fl)
 static void scan_register(struct node_scan *s, const struct file_list *fl)
 {
 	struct tracker_add_result res;
+	struct tracker_fit fit;
 	struct tracker t;
 	struct tnl *nl;
 	bool created;
 	uint32_t added, dups;
 	int err;
 
-	if (s->want_trk && !tracker_open(&t)) {
-		err = tracker_dataset_add(&t, s->name, fl->paths, (int)fl->n, &res);
-		s->trk_ok = !err;
+	if (s->want_trk) {
+		/* the tracker the agent opened, grown when too small for this dataset */
+		err = tracker_register(&t, s->name, fl->paths, (int)fl->n, TRACKER_REG_IF_LOADED,
+				       &res, &fit);
+		s->trk_ok = !err && fit.tracked;
 		s->trk_id = res.dataset;
 		s->added = res.added;
 		s->present = res.present;
-		if (err)
-			snprintf(s->msg, sizeof(s->msg), "tracker: %s", strerror(-err));
-		tracker_close(&t);
+		if (err || !fit.tracked)
+			snprintf(s->msg, sizeof(s->msg), "tracker: %s",
+				 err ? strerror(-err) : "unloaded meanwhile");
+		if (fit.tracked)
+			tracker_close(&t);
 	}
 	if (!s->want_mod || tnl_open(&nl, true))
 		return;
@@ -231,6 +238,9 @@ int agent_node_scan_done(struct agent_node *n, struct node_ds *d, const struct n
 	d->mod_id = s->mod_id;
 	d->resident0 = s->resident;
 	memset(&d->base, 0, sizeof(d->base));
+	/* the scan may have grown the tracker: the agent's maps follow */
+	if (n->trk_open)
+		tracker_refresh(&n->trk);
 	if (d->trk_ok && n->trk_open)
 		tracker_dataset_counts(&n->trk, d->trk_id, &d->base);
 	/* the module may have been loaded since the agent started */
@@ -253,7 +263,10 @@ int agent_node_job_start(struct agent_node *n, const char *name, pid_t pid, uint
 
 	if (!n->trk_open)
 		return -ENOENT;
-	err = tracker_job_new(&n->trk, name, 0, job);
+	/* grown by another command since: new jobs go to the maps in use */
+	err = tracker_refresh(&n->trk);
+	if (!err)
+		err = tracker_job_new(&n->trk, name, 0, job);
 	if (!err)
 		err = tracker_job_add_pid(&n->trk, *job, pid);
 	if (!err)

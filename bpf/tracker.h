@@ -17,7 +17,7 @@
 
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	3
+#define TANDEM_TRK_VERSION	4
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -180,6 +180,11 @@ struct tandem_trk_meta {
 	char attach[TANDEM_TRK_NR_HOOKS][TANDEM_TRK_ATTACH_LEN];
 	/* pages with a state, at most max_pages; kept by the BPF programs */
 	__u64 pages_tracked;
+	__u32 flags;		/* TANDEM_TRK_META_* (layout 4) */
+	__u32 pad;
 };
+
+/* meta.flags: max_pages was asked for (tracker load --max-pages): never grown */
+#define TANDEM_TRK_META_PAGES_SET	1U
 
 #endif

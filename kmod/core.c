@@ -38,13 +38,18 @@ module_param_named(max_datasets, tandem_max_datasets, uint, 0444);
 MODULE_PARM_DESC(max_datasets,
 		 "Maximum number of registered datasets (count, 1..4096, default: 64)");
 
-unsigned int tandem_max_files = 1048576;
+/*
+ * A guard, not a reservation: files are allocated as they are registered
+ * (Documentation/kernel-module.md, "Memory per file"). The default is above
+ * ImageNet-21k's 14.2 million files.
+ */
+unsigned int tandem_max_files = 1U << 25;
 module_param_named(max_files, tandem_max_files, uint, 0444);
 MODULE_PARM_DESC(max_files,
-		 "Maximum number of files in one dataset (count, 1..16777216, default: 1048576)");
+		 "Maximum number of files in one dataset (count, 1..1073741824, default: 33554432)");
 
 #define TANDEM_MAX_DATASETS_LIMIT	4096
-#define TANDEM_MAX_FILES_LIMIT		(1U << 24)
+#define TANDEM_MAX_FILES_LIMIT		(1U << 30)
 
 static int __init tandem_params_check(void)
 {

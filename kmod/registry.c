@@ -304,7 +304,6 @@ struct tandem_file *tandem_file_alloc(const char *pathname, int *err)
 	f->dev = inode->i_sb->s_dev;
 	f->ino = inode->i_ino;
 	RB_CLEAR_NODE(&f->node);
-	INIT_HLIST_NODE(&f->hash);
 	INIT_LIST_HEAD(&f->work);
 	refcount_set(&f->ref, 1);
 	f->pend_start = 1;	/* empty range */
@@ -327,11 +326,11 @@ static int tandem_file_cmp(dev_t dev, u64 ino, const struct tandem_file *f)
 	return 0;
 }
 
-/* 0, -EEXIST (already in the dataset) or -ENOSPC (max_files). */
+/* 0, -EEXIST (already in the dataset), -ENOSPC (max_files) or -ENOMEM. */
 int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f)
 {
 	struct rb_node **p = &ds->files.rb_node, *parent = NULL;
-	int c;
+	int c, err;
 
 	lockdep_assert_held(&tandem.lock);
 	while (*p) {
@@ -343,13 +342,18 @@ int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f)
 	}
 	if (ds->nr_files >= tandem_max_files)
 		return -ENOSPC;
+	/* the probes may find f from here on: f->ds first */
+	f->ds = ds;
+	err = tandem_steer_file_add(f);
+	if (err) {
+		f->ds = NULL;
+		return err;
+	}
 	rb_link_node(&f->node, parent, p);
 	rb_insert_color(&f->node, &ds->files);
-	f->ds = ds;
 	tandem_dataset_get(ds);
 	ds->nr_files++;
 	WRITE_ONCE(tandem.nr_files, tandem.nr_files + 1);
-	tandem_steer_file_add(f);
 	return 0;
 }
 

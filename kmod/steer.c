@@ -26,7 +26,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
@@ -37,19 +36,31 @@
 #include <linux/pagevec.h>
 #include <linux/sched.h>
 #include <linux/swap.h>
+#include <linux/rhashtable.h>
 #include <linux/tracepoint.h>
 #include <linux/workqueue.h>
 
 #include "compat.h"
 #include "tandem.h"
 
-#define TANDEM_HASH_BITS	10
 #define TANDEM_RETRY_DELAY	(HZ / 50)
 #define TANDEM_MAX_RETRIES	200
 #define TANDEM_INSERT_DELAY	2	/* jiffies: batch insertion bursts */
 #define TANDEM_FULL_BACKOFF	HZ	/* pause after the target reclaimed the dataset */
 
-static DEFINE_HASHTABLE(tandem_inode_hash, TANDEM_HASH_BITS);
+/*
+ * Registered files by inode, for the page-cache probes: a resizable hash
+ * (rhltable: one inode may be in several datasets), so a lookup stays O(1)
+ * at millions of files; a fixed table of 1024 buckets made every page-cache
+ * insert on the node walk files/1024 entries.
+ */
+static const struct rhashtable_params tandem_inode_params = {
+	.key_len = sizeof(struct inode *),
+	.key_offset = offsetof(struct tandem_file, inode),
+	.head_offset = offsetof(struct tandem_file, hash),
+	.automatic_shrinking = true,
+};
+static struct rhltable tandem_inode_hash;
 static DEFINE_SPINLOCK(tandem_steer_lock);
 static LIST_HEAD(tandem_steer_ready);	/* files with a range to steer now */
 static LIST_HEAD(tandem_steer_later);	/* files waiting for locked folios */
@@ -76,18 +87,17 @@ int tandem_dataset_target_node(struct tandem_dataset *ds)
 
 static struct tandem_file *tandem_file_lookup_rcu(struct inode *inode)
 {
-	struct tandem_file *f;
+	struct rhlist_head *l;
 
-	hash_for_each_possible_rcu(tandem_inode_hash, f, hash, (unsigned long)inode)
-		if (f->inode == inode)
-			return f;
-	return NULL;
+	l = rhltable_lookup(&tandem_inode_hash, &inode, tandem_inode_params);
+	return l ? container_of(l, struct tandem_file, hash) : NULL;
 }
 
-void tandem_steer_file_add(struct tandem_file *f)
+/* 0 or -errno (-ENOMEM: the table could not grow); atomic context is fine */
+int tandem_steer_file_add(struct tandem_file *f)
 {
 	lockdep_assert_held(&tandem.lock);
-	hash_add_rcu(tandem_inode_hash, &f->hash, (unsigned long)f->inode);
+	return rhltable_insert(&tandem_inode_hash, &f->hash, tandem_inode_params);
 }
 
 /* Unregister f from steering; its queue reference is dropped (never the last). */
@@ -96,7 +106,7 @@ void tandem_steer_file_del(struct tandem_file *f)
 	bool was_queued;
 
 	lockdep_assert_held(&tandem.lock);
-	hash_del_rcu(&f->hash);
+	rhltable_remove(&tandem_inode_hash, &f->hash, tandem_inode_params);
 	spin_lock_irq(&tandem_steer_lock);
 	WRITE_ONCE(f->dead, true);
 	was_queued = f->queued;
@@ -617,9 +627,14 @@ int tandem_steer_init(void)
 {
 	int err;
 
+	err = rhltable_init(&tandem_inode_hash, &tandem_inode_params);
+	if (err)
+		return err;
 	tandem_wq = alloc_workqueue("tandem", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	if (!tandem_wq)
-		return -ENOMEM;
+	if (!tandem_wq) {
+		err = -ENOMEM;
+		goto out_hash;
+	}
 	INIT_DELAYED_WORK(&tandem_steer_work, tandem_steer_workfn);
 	/* the tracepoint is not exported to modules: find it by name */
 	for_each_kernel_tracepoint(tandem_find_tp, NULL);
@@ -642,6 +657,8 @@ out_add:
 	tracepoint_synchronize_unregister();
 out_wq:
 	destroy_workqueue(tandem_wq);
+out_hash:
+	rhltable_destroy(&tandem_inode_hash);
 	return err;
 }
 
@@ -661,4 +678,5 @@ void tandem_steer_stop(void)
 void tandem_steer_exit(void)
 {
 	destroy_workqueue(tandem_wq);
+	rhltable_destroy(&tandem_inode_hash);	/* empty: every file was removed */
 }

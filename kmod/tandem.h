@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/rhashtable-types.h>
 #include <linux/mutex.h>
 #include <linux/path.h>
 #include <linux/rbtree.h>
@@ -48,7 +49,7 @@
  */
 struct tandem_file {
 	struct rb_node node;		/* in dataset->files, by (dev, ino); tandem.lock */
-	struct hlist_node hash;		/* tandem_inode_hash, by inode (RCU); tandem.lock */
+	struct rhlist_head hash;	/* tandem_inode_hash, by inode (RCU); tandem.lock */
 	struct list_head work;		/* on the steering queue; steer lock */
 	struct tandem_dataset *ds;	/* holds a reference; set once at insertion */
 	struct path path;		/* pins the dentry and the mount */
@@ -150,7 +151,7 @@ void tandem_sysfs_dataset_del(struct tandem_dataset *ds);
 int tandem_steer_init(void);
 void tandem_steer_stop(void);		/* no new work; waits for the worker */
 void tandem_steer_exit(void);
-void tandem_steer_file_add(struct tandem_file *f);	/* tandem.lock held */
+int tandem_steer_file_add(struct tandem_file *f);	/* tandem.lock held */
 void tandem_steer_file_del(struct tandem_file *f);	/* tandem.lock held */
 int tandem_dataset_target_node(struct tandem_dataset *ds);
 int tandem_steer_dataset(struct tandem_dataset *ds);	/* tandem.lock held */

@@ -551,20 +551,14 @@ int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
 int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char *name)
 {
 	struct tracker_add_result res;
+	struct tracker_fit fit;
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	for (uint32_t i = 0; i < ds->nfiles; i++)
-		k->pages += (ds->sizes[i] + 4095) / 4096;
-	err = tracker_load_for(k->pages, &k->loaded_here);
-	if (err)
-		return err;
-	err = tracker_open(&k->t);
-	if (!err) {
-		err = tracker_dataset_add(&k->t, name, ds->paths, ds->nfiles, &res);
-		if (err)
-			tracker_close(&k->t);
-	}
+	/* loaded sized for the dataset, or a loaded one grown (tracker_register()) */
+	err = tracker_register(&k->t, name, ds->paths, ds->nfiles, 0, &res, &fit);
+	k->pages = fit.pages;
+	k->loaded_here = fit.loaded;
 	if (err) {
 		/* not left loaded (with part of the dataset registered) */
 		if (k->loaded_here)

@@ -453,6 +453,9 @@ static int cal_warm_setup(struct cal_cmd *c, const struct lg_dataset *ds, struct
 		return 0;
 	dataset_name_make(NULL, c->dataset, c->name, sizeof(c->name));
 	err = cal_track_open(&c->trk, ds, c->name);
+	/* loaded but too small and it cannot grow now: say so rather than count in /proc */
+	if (err == -EBUSY || err == -E2BIG)
+		return err;
 	if (err)
 		ctl_err("calibrate: tracker not available (%s): warm runs counted in /proc",
 			strerror(-err));

@@ -64,6 +64,9 @@ static int add_args(int *argc, char **argv, bool *dry_run)
 static int cmd_dataset_add(int argc, char **argv)
 {
 	struct file_list fl = { 0 };
+	struct tracker_add_result tres;
+	struct tracker_fit fit;
+	struct tracker trk;
 	uint32_t id = 0, added = 0, dups = 0;
 	bool dry_run = false;
 	struct tnl *nl;
@@ -96,8 +99,10 @@ static int cmd_dataset_add(int argc, char **argv)
 		dataset_del(nl, id);
 		goto close_nl;
 	}
-	/* a loaded tracker gets the same files under the same name */
-	err = tracker_dataset_add_if_loaded(argv[1], fl.paths, fl.n);
+	/* a loaded tracker gets the same files under the same name (grown if too small) */
+	err = tracker_register(&trk, argv[1], fl.paths, fl.n, TRACKER_REG_IF_LOADED, &tres, &fit);
+	if (fit.tracked)
+		tracker_close(&trk);
 	if (err)
 		ctl_err("dataset %s: registered with tandem.ko but not with the tracker", argv[1]);
 	out_obj_open(NULL);

@@ -390,6 +390,8 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 		rel_hook_add(r, &rel_order_ops, &c->learn.rec);
 	fflush(stdout);		/* nothing buffered may be written twice by a child */
 	err = rel_run(r);
+	if (err == REL_EREFUSED)
+		return err;	/* nothing ran: no report */
 	if (c->learn.file)
 		learn_finish(c, r, r->ds.files);
 	rel_report_print(&rep);

@@ -195,12 +195,17 @@ static void print_tracker(const struct tracker_snapshot *s)
 		"insert", "evict", "fork", "exit", "read", "mmap",
 	};
 	const struct tandem_trk_global *g = &s->global;
+	uint64_t files = 0;
 
+	for (size_t i = 0; i < s->ndatasets; i++)
+		files += s->datasets[i].ds.files;
 	out_obj_open("tracker");
 	out_str("dir", "tracker %s", tracker_dir());
 	out_u64("pages_tracked", ": page states %llu", s->pages_tracked);
 	out_u64("max_pages", " of %llu", s->meta.max_pages);
-	out_u64("overflow_pages", ", overflow %llu\n", s->overflow);
+	out_u64("overflow_pages", ", overflow %llu", s->overflow);
+	out_u64("files", "; files %llu", files);
+	out_u64("max_files", " of %llu\n", s->meta.max_files);
 	out_obj_open("attach");
 	for (int h = 0; h < TANDEM_TRK_NR_HOOKS; h++) {
 		char fmt[64];

@@ -103,24 +103,35 @@ static int track_parse(int argc, char **argv, struct track_args *a)
 	return 0;
 }
 
-static int resolve_dataset(struct tracker *t, const struct track_args *a,
-			   uint32_t *dataset)
+/*
+ * Open the tracker, loaded when it is not; with --files, sized for them (a
+ * loaded one grown when too small: tracker_register()).
+ */
+static int open_for(struct tracker *t, const struct track_args *a, uint32_t *dataset)
 {
 	struct tracker_add_result res;
+	struct tracker_fit fit;
+	bool loaded = false;
 	int err;
 
 	*dataset = 0;
-	if (!a->dataset)
-		return 0;
 	if (a->nfiles) {
-		err = tracker_dataset_add(t, a->dataset, a->files, a->nfiles, &res);
+		err = tracker_register(t, a->dataset, a->files, a->nfiles, 0, &res, &fit);
+		loaded = fit.loaded;
 		*dataset = tracker_add_counts_in(&res);
-		return err;
+	} else {
+		err = tracker_ensure_loaded(&loaded) ?: tracker_open(t);
 	}
+	if (loaded && !a->quiet)
+		fprintf(stderr, "tandemctl: tracker loaded at %s\n", tracker_dir());
+	if (err || a->nfiles || !a->dataset)
+		return err;
 	err = tracker_dataset_find(t, a->dataset, dataset);
-	if (err)
+	if (err) {
 		ctl_err("track: no dataset '%s' in the tracker (register it with --files or 'tandemctl tracker dataset')",
 			a->dataset);
+		tracker_close(t);
+	}
 	return err;
 }
 
@@ -261,23 +272,15 @@ static int cmd_track(int argc, char **argv)
 	struct track_args a = {};
 	struct tracker t;
 	uint32_t dataset, job;
-	bool loaded, created;
+	bool created;
 	int err, code = 0;
 
 	err = track_parse(argc, argv, &a);
-	if (err)
-		return err;
-	err = tracker_ensure_loaded(&loaded);
-	if (err)
-		return err;
-	if (loaded && !a.quiet)
-		fprintf(stderr, "tandemctl: tracker loaded at %s\n", tracker_dir());
-	err = tracker_open(&t);
-	if (err)
-		return err;
-	err = resolve_dataset(&t, &a, &dataset);
 	if (!err)
-		err = resolve_job(&t, &a, dataset, &job, &created);
+		err = open_for(&t, &a, &dataset);
+	if (err)
+		return err;
+	err = resolve_job(&t, &a, dataset, &job, &created);
 	if (err)
 		goto out_close;
 	if (a.pid) {
@@ -322,6 +325,8 @@ static int cmd_tracker_load(int argc, char **argv)
 		err = 0;
 		if (opt == 'p')
 			err = parse_u32(optarg, &o.max_pages) ?: (o.max_pages ? 0 : -EINVAL);
+		if (opt == 'p')
+			o.pages_set = true;	/* kept: registrations never grow it */
 		else if (opt == 'f')
 			err = parse_u32(optarg, &o.max_files) ?: (o.max_files ? 0 : -EINVAL);
 		else if (opt == 'a')
@@ -372,22 +377,18 @@ TANDEM_CMD(tracker_unload, "tracker", "unload", cmd_tracker_unload, "",
 static int cmd_tracker_dataset(int argc, char **argv)
 {
 	struct tracker_add_result res;
+	struct tracker_fit fit;
 	struct tracker t;
-	bool loaded;
 	int err;
 
 	err = ctl_args(&argc, argv, 2, -1, "tracker", "dataset");
 	if (err)
 		return err;
-	err = tracker_ensure_loaded(&loaded);
-	if (!err)
-		err = tracker_open(&t);
+	/* loaded sized for the files, or a loaded one grown */
+	err = tracker_register(&t, argv[1], argv + 2, argc - 2, 0, &res, &fit);
 	if (err)
 		return err;
-	err = tracker_dataset_add(&t, argv[1], argv + 2, argc - 2, &res);
 	tracker_close(&t);
-	if (err)
-		return err;
 	out_obj_open(NULL);
 	out_u64("dataset", "dataset %llu", res.dataset);
 	out_str("name", " (%s):", argv[1]);
@@ -395,6 +396,8 @@ static int cmd_tracker_dataset(int argc, char **argv)
 	out_u64("pages_added", " (%llu pages)", res.pages);
 	out_u64("files_present", ", %llu already registered", res.present);
 	file_skips_print(&res.skipped);
+	out_bool("tracker_loaded", fit.loaded ? "; tracker loaded" : NULL, fit.loaded);
+	out_bool("tracker_grown", fit.grown ? "; tracker reloaded larger" : NULL, fit.grown);
 	out_text("\n");
 	out_obj_close();
 	return 0;

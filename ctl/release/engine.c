@@ -496,11 +496,18 @@ static void collect_stats(struct rel_run *r)
 }
 
 /* Each hook gets the dataset; the ones that take it are in the run. */
-static void register_dataset(struct rel_run *r)
+static int register_dataset(struct rel_run *r)
 {
-	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++)
-		h->active = !h->ops->dataset_register ||
-			    !h->ops->dataset_register(h->state, &r->ds);
+	int err = 0;
+
+	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++) {
+		int e = h->ops->dataset_register ? h->ops->dataset_register(h->state, &r->ds) : 0;
+
+		h->active = !e;
+		if (e == REL_EREFUSED)
+			err = e;
+	}
+	return err;
 }
 
 static void finish_hooks(struct rel_run *r)
@@ -520,10 +527,10 @@ int rel_run(struct rel_run *r)
 
 	if (!r->grace)
 		r->grace = 5;
-	register_dataset(r);
+	err = register_dataset(r);
 	/* orphans of the instances come to us, so none can outlive the run */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1)) {
-		err = -errno;
+	if (err || prctl(PR_SET_CHILD_SUBREAPER, 1)) {
+		err = err ?: -errno;
 		finish_hooks(r);
 		return err;
 	}

@@ -13,30 +13,31 @@
 #include "lib/log.h"
 #include "release/release.h"
 
-#define PAGE_4K 4096ULL
-
 static int trk_register(void *state, const struct rel_dataset *d)
 {
 	struct rel_tracker *k = state;
 	struct tracker_add_result res;
+	struct tracker_fit fit;
 	int err;
 
 	memset(k, 0, sizeof(*k));	/* ids of an earlier run with this state */
-	for (uint32_t i = 0; i < d->files->nfiles; i++)
-		k->pages += (d->files->sizes[i] + PAGE_4K - 1) / PAGE_4K;
-	/* a page-state map that holds the whole dataset (one loaded is used as is) */
-	err = tracker_load_for(k->pages, &k->loaded_here);
-	if (!err)
-		err = tracker_open(&k->t);
-	if (!err) {
-		k->open = true;
-		/* the dataset's own files, not what else lives under the directory */
-		err = tracker_dataset_add(&k->t, d->name, d->files->paths, d->files->nfiles,
-					  &res);
-		/* registered by another command first: its jobs count there */
-		k->dataset = tracker_add_counts_in(&res);
-		k->files_added = res.added;
-		k->files_present = res.present;
+	/*
+	 * Loaded sized for the dataset's files and pages, a loaded one grown
+	 * when too small; the dataset's own files, not what else lives under
+	 * the directory.
+	 */
+	err = tracker_register(&k->t, d->name, d->files->paths, d->files->nfiles, 0, &res, &fit);
+	k->pages = fit.pages;
+	k->loaded_here = fit.loaded;
+	k->open = fit.tracked;
+	/* registered by another command first: its jobs count there */
+	k->dataset = tracker_add_counts_in(&res);
+	k->files_added = res.added;
+	k->files_present = res.present;
+	if (err == -EBUSY || err == -E2BIG) {
+		/* the tracker is there but too small: run nothing rather than untracked */
+		ctl_err("tracker: dataset %s not registered; the run stops", d->name);
+		return REL_EREFUSED;
 	}
 	if (err)
 		ctl_err("tracker: not available (%s); instances run untracked, progress:F "

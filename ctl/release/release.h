@@ -29,6 +29,7 @@
 #ifndef TANDEM_CTL_RELEASE_H
 #define TANDEM_CTL_RELEASE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +44,7 @@
 #define REL_MAX_INST	MODEL_MAX_INST
 #define REL_MAX_HOOKS	4
 #define REL_MAX_NODES	16
+#define REL_EREFUSED	(-ECANCELED)
 
 /* ---- the engine ---- */
 
@@ -67,6 +69,9 @@ struct rel_ops {
 	/*
 	 * Before any instance is forked. An error leaves the hook out of the
 	 * run (its finish is still called); the hook says why itself.
+	 * REL_EREFUSED stops the run before anything starts (the tracker is
+	 * loaded but too small for the dataset and cannot grow now: running
+	 * untracked would hide that).
 	 */
 	int (*dataset_register)(void *state, const struct rel_dataset *ds);
 	/*

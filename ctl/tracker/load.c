@@ -87,7 +87,7 @@ static const struct hook hooks[TANDEM_TRK_NR_HOOKS] = {
 /* maps userspace needs after this process exits */
 static const char *const pinned_maps[] = {
 	"files", "pages", "tasks", "jobs", "datasets", "counts", "matrix",
-	"global", "meta", "filter",
+	"global", "meta", "filter", "fileinfo",
 };
 
 bool tracker_pin_name_ours(const char *name)
@@ -433,6 +433,59 @@ static int open_and_size(struct tracker_bpf **skelp, const struct tracker_load_o
 	return 0;
 }
 
+int tracker_load_objects(const struct tracker_load_opts *o, struct tracker_bpf **skelp,
+			 struct tandem_trk_meta *meta)
+{
+	struct tracker_bpf *skel;
+	int err;
+
+	libbpf_set_print(o->verbose ? libbpf_verbose : libbpf_quiet);
+	err = ensure_bpffs();
+	if (err)
+		return err;
+	err = open_and_size(&skel, o);
+	if (err)
+		return err;
+	meta->flags = o->pages_set ? TANDEM_TRK_META_PAGES_SET : 0;
+	err = choose_all(skel, o->prefer, meta);
+	if (!err) {
+		err = tracker_bpf__load(skel);
+		if (err)
+			ctl_err("tracker: the kernel refused the BPF programs: %s%s", strerror(-err),
+				err == -EPERM ? " (needs root; on kernels without memcg-accounted BPF memory, a higher RLIMIT_MEMLOCK)" : "");
+	}
+	if (err) {
+		tracker_bpf__destroy(skel);
+		return err;
+	}
+	*skelp = skel;
+	return 0;
+}
+
+int tracker_load_pin_maps(struct tracker_bpf *skel, const char *stage)
+{
+	int err = mkdir_p(stage);
+
+	if (err) {
+		ctl_err("tracker: cannot create %s: %s", stage, strerror(-err));
+		return err;
+	}
+	return pin_maps(skel, stage);
+}
+
+int tracker_load_attach(struct tracker_bpf *skel, const char *stage,
+			struct tandem_trk_meta *meta)
+{
+	int err = write_meta(skel, meta);
+
+	return err ?: attach_and_pin(skel, stage);
+}
+
+void tracker_load_destroy(struct tracker_bpf *skel)
+{
+	tracker_bpf__destroy(skel);
+}
+
 int tracker_load(const struct tracker_load_opts *o)
 {
 	struct tandem_trk_meta meta = {};
@@ -441,40 +494,20 @@ int tracker_load(const struct tracker_load_opts *o)
 	char stage[PATH_MAX];
 	int err;
 
-	libbpf_set_print(o->verbose ? libbpf_verbose : libbpf_quiet);
 	if (tracker_is_loaded()) {
 		ctl_err("tracker: already loaded at %s ('tandemctl tracker unload' first)", dir);
 		return -EEXIST;
 	}
-	err = ensure_bpffs();
+	err = tracker_load_objects(o, &skel, &meta);
 	if (err)
 		return err;
-	err = open_and_size(&skel, o);
-	if (err)
-		return err;
-	err = choose_all(skel, o->prefer, &meta);
-	if (err)
-		goto err_destroy;
-	err = tracker_bpf__load(skel);
-	if (err) {
-		ctl_err("tracker: the kernel refused the BPF programs: %s%s", strerror(-err),
-			err == -EPERM ? " (needs root; on kernels without memcg-accounted BPF memory, a higher RLIMIT_MEMLOCK)" : "");
-		goto err_destroy;
-	}
 	if (tracker_remove_partial(dir))
 		ctl_err("tracker: removed what an interrupted load left at %s", dir);
 	/* pinned in a staging directory, renamed to DIR when complete */
 	tracker_staging_dir(dir, stage, sizeof(stage));
-	err = mkdir_p(stage);
-	if (err) {
-		ctl_err("tracker: cannot create %s: %s", stage, strerror(-err));
-		goto err_destroy;
-	}
-	err = pin_maps(skel, stage);
+	err = tracker_load_pin_maps(skel, stage);
 	if (!err)
-		err = write_meta(skel, &meta);
-	if (!err)
-		err = attach_and_pin(skel, stage);
+		err = tracker_load_attach(skel, stage, &meta);
 	if (!err && rename(stage, dir)) {
 		err = -errno;
 		if (err == -EEXIST || err == -ENOTEMPTY)
@@ -491,23 +524,22 @@ err_unpin:
 	tracker_unpin_all(stage);
 	if (!strcmp(dir, TRACKER_DEFAULT_DIR))
 		rmdir(TRACKER_DEFAULT_PARENT);	/* load made it; it stays if not empty */
-err_destroy:
 	tracker_bpf__destroy(skel);
 	return err;
 }
 
-int tracker_load_for(uint64_t pages, bool *loaded)
+/* N plus a quarter, at least MIN, at most MAX */
+static uint32_t with_margin(uint64_t n, uint32_t min, uint32_t max)
 {
-	struct tracker_load_opts o = { 0 };
-	uint64_t want = pages + pages / 4;
+	uint64_t want = n + n / 4;
 
-	*loaded = false;
-	if (tracker_is_loaded())
-		return 0;
-	if (want > TRACKER_DEFAULT_MAX_PAGES)
-		o.max_pages = want > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)want;
-	*loaded = true;
-	return tracker_load(&o);
+	return want < min ? min : want > max ? max : (uint32_t)want;
+}
+
+void tracker_size_for(uint64_t files, uint64_t pages, struct tracker_load_opts *o)
+{
+	o->max_files = with_margin(files, TRACKER_DEFAULT_MAX_FILES, TRACKER_MAX_FILES);
+	o->max_pages = with_margin(pages, TRACKER_DEFAULT_MAX_PAGES, TRACKER_MAX_PAGES);
 }
 
 int tracker_ensure_loaded(bool *loaded)

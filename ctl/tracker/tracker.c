@@ -22,6 +22,7 @@
 #include "lib/files.h"
 #include "lib/log.h"
 #include "tracker/tracker.h"
+#include "tracker/internal.h"
 #include "lib/util.h"
 
 #define PAGE_4K 4096ULL
@@ -63,15 +64,24 @@ static int check_version(struct tracker *t)
 	return 0;
 }
 
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
 static int filter_size(struct tracker *t)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct bpf_map_info info;
+	int err = map_info(t->filter_fd, &info);
 
-	if (bpf_obj_get_info_by_fd(t->filter_fd, &info, &len))
-		return -errno;
 	t->filter_words = info.max_entries;
-	return 0;
+	if (!err)
+		err = map_info(t->meta_fd, &info);
+	t->meta_id = info.id;
+	return err;
 }
 
 int tracker_open(struct tracker *t)
@@ -101,6 +111,28 @@ int tracker_open(struct tracker *t)
 		err = t->ncpus ? t->ncpus : -EINVAL;
 	if (err)
 		tracker_close(t);
+	return err;
+}
+
+int tracker_refresh(struct tracker *t)
+{
+	struct bpf_map_info info;
+	char path[PATH_MAX];
+	int fd, lock_fd = t->lock_fd, err;
+
+	snprintf(path, sizeof(path), "%s/meta", tracker_dir());
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	err = map_info(fd, &info);
+	close(fd);
+	if (err || info.id == t->meta_id)
+		return err;
+	/* reloaded (grown) by tracker_grow(): the same state in new maps */
+	t->lock_fd = -1;
+	tracker_close(t);
+	err = tracker_open(t);
+	t->lock_fd = lock_fd;
 	return err;
 }
 
@@ -210,71 +242,247 @@ int tracker_dataset_find(struct tracker *t, const char *s, uint32_t *id)
 			       offsetof(struct tandem_trk_dataset, name), s, id);
 }
 
-static uint32_t max_file_id(int fd)
+/*
+ * Files registered: the datasets' file counts add up to it, and file ids
+ * are 1..that (files are never unregistered), so the next id is one more.
+ * O(datasets), not a walk of the file table.
+ */
+static uint64_t files_registered(struct tracker *t)
 {
-	struct tandem_trk_file_key key, next, *prev = NULL;
-	struct tandem_trk_file f;
-	uint32_t max = 0;
+	uint32_t key, next, *prev = NULL;
+	struct tandem_trk_dataset ds;
+	uint64_t n = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &f) && f.file_id > max)
-			max = f.file_id;
+	while (!bpf_map_get_next_key(t->datasets_fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(t->datasets_fd, &next, &ds))
+			n += ds.files;
 		key = next;
 		prev = &key;
 	}
-	return max;
+	return n;
 }
 
-/* set the file's bit in the filter the BPF hooks test first (tracker.h) */
-static int filter_add(struct tracker *t, const struct tandem_trk_file_key *key)
+static struct tandem_trk_file_key file_key(const struct file_list *fl, size_t i)
 {
-	__u64 h = tandem_trk_filter_hash(key->dev, key->ino), word;
-	__u32 w = TANDEM_TRK_FILTER_WORD(h, t->filter_words);
+	return (struct tandem_trk_file_key){ .dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i] };
+}
 
-	/* read-modify-write: callers hold tracker_lock() */
-	if (bpf_map_lookup_elem(t->filter_fd, &w, &word))
+int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_need *n)
+{
+	struct tandem_trk_meta meta;
+	struct tandem_trk_file f;
+	__u32 zero = 0;
+
+	memset(n, 0, sizeof(*n));
+	if (bpf_map_lookup_elem(t->meta_fd, &zero, &meta))
 		return -errno;
-	word |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
-	if (bpf_map_update_elem(t->filter_fd, &w, &word, BPF_ANY))
-		return -errno;
+	n->max_files = meta.max_files;
+	n->max_pages = meta.max_pages;
+	n->pages_set = meta.flags & TANDEM_TRK_META_PAGES_SET;
+	n->registered = files_registered(t);
+	n->files = n->registered + fl->n;	/* at most */
+	for (size_t i = 0; i < fl->n; i++)
+		n->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+	/* past the table: one lookup per file, what is registered takes no new slot */
+	for (size_t i = 0; n->files > n->max_files && i < fl->n; i++) {
+		struct tandem_trk_file_key key = file_key(fl, i);
+
+		if (!bpf_map_lookup_elem(t->files_fd, &key, &f))
+			n->files--;
+	}
+	return n->files > n->max_files || (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
+}
+
+#define ADD_CHUNK	4096
+
+/*
+ * Set every file's bit in the filter the BPF hooks test first (tracker.h):
+ * the filter read whole, the bits set here, written back whole (a batch
+ * each way; callers hold tracker_lock(), the BPF side only reads it).
+ */
+static int filter_add_all(struct tracker *t, const struct file_list *fl)
+{
+	__u32 n = t->filter_words, *idx = calloc(n, sizeof(*idx));
+	__u64 *words = calloc(n, sizeof(*words));
+	int err = idx && words ? 0 : -ENOMEM;
+
+	for (__u32 w = 0; w < n && idx; w++)
+		idx[w] = w;
+	/* an array's keys are its indices: one lookup per word, batched */
+	if (!err && bpf_map_lookup_batch(t->filter_fd, NULL, &(__u32){ 0 }, idx, words, &n, NULL) &&
+	    errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; !err && i < fl->n; i++) {
+		__u64 h = tandem_trk_filter_hash(tracker_kdev(fl->devs[i]), fl->inos[i]);
+
+		words[TANDEM_TRK_FILTER_WORD(h, t->filter_words)] |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
+	}
+	n = t->filter_words;
+	if (!err && bpf_map_update_batch(t->filter_fd, idx, words, &n, NULL))
+		err = -errno;
+	if (err)
+		ctl_err("tracker: cannot set the files filter: %s", strerror(-err));
+	free(idx);
+	free(words);
+	return err;
+}
+
+/* the file table, read whole (batches), sorted by key for present_of() */
+struct file_dump {
+	struct tandem_trk_file_key *keys;
+	struct tandem_trk_file *vals;
+	size_t n;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct tandem_trk_file_key *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+struct kv {
+	struct tandem_trk_file_key k;
+	struct tandem_trk_file v;
+};
+
+static int dump_sort(struct file_dump *d)
+{
+	struct kv *kv = calloc(d->n ? d->n : 1, sizeof(*kv));
+
+	if (!kv)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		kv[i] = (struct kv){ d->keys[i], d->vals[i] };
+	qsort(kv, d->n, sizeof(*kv), key_cmp);	/* the key is kv's first member */
+	for (size_t i = 0; i < d->n; i++) {
+		d->keys[i] = kv[i].k;
+		d->vals[i] = kv[i].v;
+	}
+	free(kv);
 	return 0;
 }
 
-/* Register one file of the walk with dataset res->dataset, next id *next_id. */
-static int add_one_file(struct tracker *t, const struct file_list *fl, size_t i,
-			uint32_t *next_id, struct tracker_add_result *res)
+static int files_dump(struct tracker *t, uint64_t registered, struct file_dump *d)
 {
-	struct tandem_trk_file_key key = {
-		.dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i],
-	};
-	struct tandem_trk_file f = { .dataset = res->dataset, .file_id = *next_id };
-	int err;
+	size_t cap = registered + ADD_CHUNK;
+	__u32 tok_in = 0, tok_out = 0, n;
+	bool first = true;
+	int err = 0;
 
-	/* the filter first: a file in `files` always passes it */
-	err = filter_add(t, &key);
-	if (err) {
-		ctl_err("tracker: cannot register %s: %s", fl->paths[i], strerror(-err));
+	memset(d, 0, sizeof(*d));
+	d->keys = calloc(cap, sizeof(*d->keys));
+	d->vals = calloc(cap, sizeof(*d->vals));
+	if (!d->keys || !d->vals)
+		return -ENOMEM;
+	for (;;) {
+		n = cap - d->n < ADD_CHUNK ? cap - d->n : ADD_CHUNK;
+		if (!n)
+			return -EOVERFLOW;	/* more files than the datasets count */
+		if (bpf_map_lookup_batch(t->files_fd, first ? NULL : &tok_in, &tok_out,
+					 d->keys + d->n, d->vals + d->n, &n, NULL))
+			err = errno == ENOENT ? 1 : -errno;
+		d->n += n;
+		if (err)
+			break;
+		tok_in = tok_out;
+		first = false;
+	}
+	return err < 0 ? err : dump_sort(d);
+}
+
+static void dump_free(struct file_dump *d)
+{
+	free(d->keys);
+	free(d->vals);
+}
+
+/* the file registered under KEY, or NULL */
+static const struct tandem_trk_file *present_of(const struct file_dump *d,
+						const struct tandem_trk_file_key *key)
+{
+	const struct tandem_trk_file_key *k = bsearch(key, d->keys, d->n, sizeof(*key), key_cmp);
+
+	return k ? &d->vals[k - d->keys] : NULL;
+}
+
+static void count_present(const struct tandem_trk_file *had, struct tracker_add_result *res)
+{
+	res->present++;
+	if (res->owner != TRACKER_OWNER_MIXED)
+		res->owner = !res->owner || res->owner == had->dataset ?
+			     had->dataset : TRACKER_OWNER_MIXED;
+}
+
+/* write N new files (ids set) in one batch; callers hold tracker_lock() */
+static int add_batch(struct tracker *t, struct tandem_trk_file_key *keys,
+		     struct tandem_trk_file *vals, __u32 n)
+{
+	__u32 done = n;
+
+	if (n && bpf_map_update_batch(t->files_fd, keys, vals, &done, NULL)) {
+		int err = -errno;
+
+		ctl_err("tracker: cannot register files: %s%s", strerror(-err),
+			err == -E2BIG ? " (file map full)" : "");
 		return err;
 	}
-	if (!bpf_map_update_elem(t->files_fd, &key, &f, BPF_NOEXIST)) {
-		(*next_id)++;
+	return 0;
+}
+
+/*
+ * The walk's files not registered yet get ids from *next_id, in batches;
+ * the others are counted as present (the table read once, sorted, so
+ * registration is O(n log n), two syscalls per 4096 files).
+ */
+static int add_new(struct tracker *t, const struct file_list *fl, const struct file_dump *d,
+		   uint32_t *next_id, struct tracker_add_result *res,
+		   struct tandem_trk_file_key *keys, struct tandem_trk_file *vals)
+{
+	__u32 n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < fl->n && !err; i++) {
+		struct tandem_trk_file_key key = file_key(fl, i);
+		const struct tandem_trk_file *had = present_of(d, &key);
+
+		if (had) {
+			count_present(had, res);
+			continue;
+		}
+		keys[n] = key;
+		vals[n++] = (struct tandem_trk_file){ .dataset = res->dataset, .file_id = (*next_id)++ };
 		res->added++;
 		res->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
-		return 0;
+		if (n == ADD_CHUNK) {
+			err = add_batch(t, keys, vals, n);
+			n = 0;
+		}
 	}
-	if (errno == EEXIST) {
-		struct tandem_trk_file had;
+	return err ?: add_batch(t, keys, vals, n);
+}
 
-		res->present++;
-		if (!bpf_map_lookup_elem(t->files_fd, &key, &had) &&
-		    res->owner != TRACKER_OWNER_MIXED)
-			res->owner = !res->owner || res->owner == had.dataset ?
-				     had.dataset : TRACKER_OWNER_MIXED;
-		return 0;
-	}
-	ctl_err("tracker: cannot register %s: %s%s", fl->paths[i], strerror(errno),
-		errno == E2BIG ? " (file map full: reload with a larger --max-files)" : "");
-	return -errno;
+static int add_files(struct tracker *t, const struct file_list *fl, uint32_t *next_id,
+		     struct tracker_add_result *res)
+{
+	struct tandem_trk_file_key *keys = calloc(ADD_CHUNK, sizeof(*keys));
+	struct tandem_trk_file *vals = calloc(ADD_CHUNK, sizeof(*vals));
+	struct file_dump d = { 0 };
+	int err = keys && vals ? 0 : -ENOMEM;
+
+	if (!err)
+		err = files_dump(t, *next_id - 1, &d);
+	/* the filter first: a file in `files` always passes it */
+	if (!err)
+		err = filter_add_all(t, fl);
+	if (!err)
+		err = add_new(t, fl, &d, next_id, res, keys, vals);
+	dump_free(&d);
+	free(keys);
+	free(vals);
+	return err;
 }
 
 static int dataset_get_or_create(struct tracker *t, const char *name, uint32_t *id)
@@ -310,12 +518,37 @@ static int dataset_account(struct tracker *t, const struct tracker_add_result *r
 	return 0;
 }
 
+int tracker_dataset_add_list(struct tracker *t, const char *name,
+			     const struct file_list *fl, struct tracker_add_result *res)
+{
+	uint32_t next_id;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = dataset_get_or_create(t, name, &res->dataset);
+	if (err)
+		return err;
+	next_id = files_registered(t) + 1;
+	err = add_files(t, fl, &next_id, res);
+	res->skipped = fl->skipped;
+	return dataset_account(t, res) ?: err;
+}
+
+void tracker_need_print(const struct tracker_need *n, const char *name)
+{
+	ctl_err("tracker: the tracker loaded at %s holds at most %u files and %u pages; "
+		"with dataset %s it needs %llu files (%llu registered now) and %llu pages",
+		tracker_dir(), n->max_files, n->max_pages, name,
+		(unsigned long long)n->files, (unsigned long long)n->registered,
+		(unsigned long long)n->pages);
+}
+
 int tracker_dataset_add(struct tracker *t, const char *name,
 			char *const *paths, int npaths,
 			struct tracker_add_result *res)
 {
 	struct file_list fl = { 0 };
-	uint32_t next_id;
+	struct tracker_need need;
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -323,17 +556,15 @@ int tracker_dataset_add(struct tracker *t, const char *name,
 	err = file_list_collect(&fl, (char **)paths, npaths);
 	if (err)
 		goto free_fl;
-	err = tracker_lock(t);
-	if (err)
-		goto free_fl;
-	err = dataset_get_or_create(t, name, &res->dataset);
+	err = tracker_lock(t) ?: tracker_refresh(t);
 	if (err)
 		goto out_unlock;
-	next_id = max_file_id(t->files_fd) + 1;
-	for (size_t i = 0; i < fl.n && !err; i++)
-		err = add_one_file(t, &fl, i, &next_id, res);
-	res->skipped = fl.skipped;
-	err = dataset_account(t, res) ?: err;
+	/* all or nothing: a dataset registered in part counts in part */
+	err = tracker_need(t, &fl, &need);
+	if (err == -E2BIG)
+		tracker_need_print(&need, name);
+	if (!err)
+		err = tracker_dataset_add_list(t, name, &fl, res);
 out_unlock:
 	tracker_unlock(t);
 free_fl:
@@ -349,22 +580,6 @@ uint32_t tracker_add_counts_in(const struct tracker_add_result *res)
 }
 
 /* ---------------- jobs ---------------- */
-
-int tracker_dataset_add_if_loaded(const char *name, char *const *paths, int npaths)
-{
-	struct tracker_add_result res;
-	struct tracker t;
-	int err;
-
-	if (!tracker_is_loaded())
-		return 0;
-	err = tracker_open(&t);
-	if (err)
-		return err;
-	err = tracker_dataset_add(&t, name, paths, npaths, &res);
-	tracker_close(&t);
-	return err;
-}
 
 int tracker_job_find(struct tracker *t, const char *s, uint32_t *id)
 {
@@ -384,9 +599,12 @@ int tracker_job_new(struct tracker *t, const char *name, uint32_t dataset,
 	}
 	if (name)
 		strncpy(j.name, name, sizeof(j.name) - 1);
-	err = tracker_lock(t);
-	if (err)
+	/* the maps in use: a reload (tracker_grow()) holds the lock */
+	err = tracker_lock(t) ?: tracker_refresh(t);
+	if (err) {
+		tracker_unlock(t);
 		return err;
+	}
 	*id = max_u32_key(t->jobs_fd) + 1;
 	if (!name)
 		snprintf(j.name, sizeof(j.name), "job%u", *id);
@@ -404,9 +622,11 @@ static int job_update(struct tracker *t, uint32_t job,
 	struct tandem_trk_job j;
 	int err;
 
-	err = tracker_lock(t);
-	if (err)
+	err = tracker_lock(t) ?: tracker_refresh(t);
+	if (err) {
+		tracker_unlock(t);
 		return err;
+	}
 	if (bpf_map_lookup_elem(t->jobs_fd, &job, &j)) {
 		err = -errno;
 	} else {
@@ -466,13 +686,17 @@ int tracker_job_counts(struct tracker *t, uint32_t job, uint32_t dataset,
 int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid)
 {
 	uint32_t key = pid;
+	int err;
 
+	/* under the lock, in the maps in use: not lost to a reload meanwhile */
+	err = tracker_lock(t) ?: tracker_refresh(t);
 	/* a process belongs to one job: the latest registration wins */
-	if (bpf_map_update_elem(t->tasks_fd, &key, &job, BPF_ANY)) {
-		ctl_err("tracker: cannot register pid %d: %s", pid, strerror(errno));
-		return -errno;
+	if (!err && bpf_map_update_elem(t->tasks_fd, &key, &job, BPF_ANY)) {
+		err = -errno;
+		ctl_err("tracker: cannot register pid %d: %s", pid, strerror(-err));
 	}
-	return 0;
+	tracker_unlock(t);
+	return err;
 }
 
 /* children of PID, from /proc/PID/task/TID/children of every thread */

@@ -26,6 +26,9 @@
 #define TRACKER_DEFAULT_DIR		TRACKER_DEFAULT_PARENT "/tracker"
 #define TRACKER_DEFAULT_MAX_PAGES	131072	/* 512 MiB of dataset pages */
 #define TRACKER_DEFAULT_MAX_FILES	16384
+/* what a load sized from a dataset asks at most (hash max_entries are u32) */
+#define TRACKER_MAX_FILES		(1U << 27)
+#define TRACKER_MAX_PAGES		(UINT32_MAX / 2)
 
 enum tracker_kind {
 	TRACKER_KIND_ANY = 0,
@@ -37,6 +40,11 @@ enum tracker_kind {
 struct tracker_load_opts {
 	uint32_t max_pages;		/* 0: default */
 	uint32_t max_files;		/* 0: default */
+	/*
+	 * max_pages was asked for: a later registration never grows the page
+	 * budget (pages beyond it are counted as overflow), only the file table
+	 */
+	bool pages_set;
 	enum tracker_kind prefer;	/* try this kind first where offered */
 	bool verbose;			/* libbpf's messages to stderr */
 };
@@ -49,11 +57,10 @@ int tracker_unload(void);
 /* load with default options unless already loaded; *loaded says which */
 int tracker_ensure_loaded(bool *loaded);
 /*
- * The same with a page-state map that holds a dataset of `pages` pages plus
- * a quarter (at least the default), so it is counted without overflow; a
- * tracker already loaded is used as it is.
+ * Load options for a dataset of FILES files and PAGES pages: a quarter more
+ * of each, at least the defaults, so it is counted without overflow.
  */
-int tracker_load_for(uint64_t pages, bool *loaded);
+void tracker_size_for(uint64_t files, uint64_t pages, struct tracker_load_opts *o);
 int tracker_kind_parse(const char *s, enum tracker_kind *kind);
 
 /* The pinned maps, opened by path. */
@@ -69,6 +76,7 @@ struct tracker {
 	int meta_fd;
 	int filter_fd;
 	uint32_t filter_words;	/* the filter's max_entries */
+	uint32_t meta_id;	/* the meta map's kernel id: changes when reloaded */
 	int lock_fd;
 	int ncpus;
 };
@@ -107,10 +115,28 @@ int tracker_dataset_add(struct tracker *t, const char *name,
  */
 uint32_t tracker_add_counts_in(const struct tracker_add_result *res);
 /*
- * The same, when a tracker is loaded (0 when none is): `dataset add` gives a
- * loaded tracker the files it registered with tandem.ko, under the same name.
+ * Register NAME's files (PATHS walked) with the tracker, sized for them,
+ * the one entry every command uses: a tracker is loaded sized for the
+ * dataset when none is (not with TRACKER_REG_IF_LOADED: then nothing is
+ * done, *t is left closed, fit->tracked false); a loaded one whose file
+ * table or page budget cannot hold the dataset is reloaded larger with every
+ * map copied (tracker_grow(), fit->grown) when no tracked job is running,
+ * and refused with -EBUSY and an error line that says what to do when one
+ * is. Nothing is registered unless all of it fits. On success *t is the
+ * open tracker (the caller closes it).
  */
-int tracker_dataset_add_if_loaded(const char *name, char *const *paths, int npaths);
+#define TRACKER_REG_IF_LOADED	1U
+struct tracker_fit {
+	bool tracked;		/* *t is open and the files registered */
+	bool loaded;		/* this call loaded the tracker */
+	bool grown;		/* this call reloaded it larger */
+	uint64_t files, pages;	/* the dataset's, from the walk */
+};
+int tracker_register(struct tracker *t, const char *name, char *const *paths, int npaths,
+		     unsigned int flags, struct tracker_add_result *res,
+		     struct tracker_fit *fit);
+/* reopen T's maps when the pinned tracker was reloaded (grown) since T was opened */
+int tracker_refresh(struct tracker *t);
 /* find by decimal id or by name; -ENOENT if neither */
 int tracker_dataset_find(struct tracker *t, const char *id_or_name, uint32_t *id);
 
