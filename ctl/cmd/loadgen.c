@@ -25,8 +25,13 @@ static const struct option run_opts[] = {
 	{ "limit", required_argument, NULL, 'l' },
 	{ "verify", no_argument, NULL, 'v' },
 	{ "timeline", required_argument, NULL, 'T' },
+	{ "checkpoint-dir", required_argument, NULL, 'C' },
+	{ "checkpoint-size", required_argument, NULL, 'S' },
+	{ "checkpoint-every", required_argument, NULL, 'K' },
 	{ 0 }
 };
+
+#define LG_CKPT_EVERY_DEFAULT	100
 
 static int parse_count(const char *s, uint32_t *out)
 {
@@ -52,8 +57,45 @@ static int run_opt(int opt, const char *arg, struct lg_opts *o, uint64_t *rs)
 	case 'l': return parse_u64(arg, UINT64_MAX, &o->limit);
 	case 'v': o->verify = true; return 0;
 	case 'T': o->timeline = arg; return 0;
+	case 'C': o->ckpt_dir = arg; return 0;
+	case 'S': return units_parse_bytes(arg, &o->ckpt_size) || !o->ckpt_size ? -EINVAL : 0;
+	case 'K': return parse_count(arg, &o->ckpt_every);
 	}
 	return -EINVAL;
+}
+
+static void print_ckpts(const struct lg_opts *o, const struct lg_result *res)
+{
+	double med, max, copy, copy_new, measure = 0;
+	char b[32];
+
+	lg_ckpt_stats(res, &med, &max, &copy, &copy_new);
+	out_arr_open("checkpoints");
+	for (uint32_t i = 0; i < res->nckpt; i++) {
+		const struct lg_ckpt *c = &res->ckpt[i];
+
+		out_obj_open(NULL);
+		out_u64("step", "checkpoint at step %llu:", c->step);
+		out_double("at_s", NULL, c->at);
+		out_double("stall_s", " stall %.6f s", c->stall);
+		out_double("copy_s", ", in-memory copy %.6f s", c->copy);
+		out_double("copy_new_s", " (to new memory %.6f s)\n", c->copy_new);
+		out_obj_close();
+		measure += c->measure;
+	}
+	out_arr_close();
+	out_str("checkpoint_dir", "checkpoints to %s: ", o->ckpt_dir);
+	out_u64("checkpoint_count", "%llu", res->nckpt);
+	out_u64("checkpoint_bytes", NULL, o->ckpt_size);
+	out_text(" of %s", units_fmt_size(o->ckpt_size, b, sizeof(b)));
+	out_u64("checkpoint_every", " every %llu steps", o->ckpt_every);
+	out_double("checkpoint_stall_median_s", ", stall median %.6f s", med);
+	out_double("checkpoint_stall_max_s", " max %.6f s", max);
+	out_double("checkpoint_copy_median_s", ", in-memory copy median %.6f s", copy);
+	out_double("checkpoint_copy_new_median_s", " (to new memory %.6f s)", copy_new);
+	/* the copies are timed inside the step: their time is in total_s */
+	out_double("checkpoint_measure_s", "; timing the copies took %.3f s of the total\n",
+		   measure);
 }
 
 static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
@@ -85,6 +127,8 @@ static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
 		out_obj_close();
 	}
 	out_arr_close();
+	if (o->ckpt_dir)
+		print_ckpts(o, res);
 	out_double("total_s", "total %.3f s", res->total);
 	out_u64("bytes", NULL, res->bytes);
 	out_u64("samples", NULL, res->samples);
@@ -116,6 +160,11 @@ static int cmd_loadgen_run(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ctl_usage_err("loadgen", NULL, optind < argc ? "one DIR" : "missing DIR");
+	if (!o.ckpt_dir != !o.ckpt_size || (o.ckpt_every && !o.ckpt_dir))
+		return ctl_usage_err("loadgen", NULL, "--checkpoint-dir and --checkpoint-size "
+				     "go together (--checkpoint-every with them)");
+	if (o.ckpt_dir && !o.ckpt_every)
+		o.ckpt_every = LG_CKPT_EVERY_DEFAULT;
 	err = lg_dataset_scan(argv[optind], rs, &ds);
 	if (err) {
 		if (err == -ENODATA)	/* other errors: the walk said what */
@@ -123,10 +172,10 @@ static int cmd_loadgen_run(int argc, char **argv)
 		return err;
 	}
 	err = lg_run(&ds, &o, &res);
-	if (err)
+	if (err && err != -ECANCELED)	/* a checkpoint's error: printed */
 		ctl_err("loadgen: %s", err == -EBADMSG ? "--verify needs a dataset written by "
 			"'loadgen gen'" : strerror(-err));
-	else
+	else if (!err)
 		print_result(&ds, &o, &res);
 	if (!err && res.verify_errors)
 		err = -EBADMSG;
@@ -279,7 +328,8 @@ static int cmd_loadgen_order(int argc, char **argv)
 TANDEM_CMD(loadgen, "loadgen", NULL, cmd_loadgen_run,
 	   "DIR [--epochs N] [--order shuffle|seq] [--seed S] [--threads T] [--queue Q] "
 	   "[--batch B] [--compute DUR] [--decode DUR] [--record-size SIZE] [--limit N] "
-	   "[--verify] [--timeline CSV]",
+	   "[--verify] [--timeline CSV] [--checkpoint-dir DIR --checkpoint-size SIZE "
+	   "[--checkpoint-every K]]",
 	   "emulate a training job reading DIR (per-batch compute is a sleep)")
 TANDEM_CMD(loadgen_gen, "loadgen", "gen", cmd_loadgen_gen,
 	   "DIR --files N --size SIZE[:fixed|uniform|lognormal] [--seed S]",

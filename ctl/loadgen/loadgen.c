@@ -36,6 +36,8 @@ struct lg_run {
 	int err;
 	uint64_t verify_errors;
 	uint64_t *file_seed;	/* for --verify: seed from each file's header */
+	struct lg_ckpt_state *ck;	/* --checkpoint-dir, or NULL */
+	struct lg_result *res;
 };
 
 void lg_opts_default(struct lg_opts *o)
@@ -185,6 +187,8 @@ static void start_epoch(struct lg_run *r, uint32_t e)
 static int run_epoch(struct lg_run *r, uint32_t e, double t_run, FILE *tl,
 		     uint64_t *iter, struct lg_epoch *ep)
 {
+	int err;
+
 	ep->start = now_s() - t_run;
 	start_epoch(r, e);
 	for (uint64_t b = 0; b < r->nb; b++) {
@@ -199,6 +203,9 @@ static int run_epoch(struct lg_run *r, uint32_t e, double t_run, FILE *tl,
 			fprintf(tl, "%llu,%u,%llu,%.6f,%.6f,%.6f\n", (unsigned long long)(*iter),
 				e, (unsigned long long)b, t0 - t_run, w, now_s() - c0);
 		(*iter)++;
+		err = lg_ckpt_step(r->ck, *iter, t_run, r->res);
+		if (err)
+			return err;
 	}
 	ep->end = now_s() - t_run;
 	pthread_mutex_lock(&r->mu);
@@ -229,11 +236,15 @@ static int read_seeds(struct lg_run *r)
 	return 0;
 }
 
-static int run_setup(struct lg_run *r, const struct lg_dataset *ds, const struct lg_opts *o)
+static int run_setup(struct lg_run *r, const struct lg_dataset *ds, const struct lg_opts *o,
+		     struct lg_result *res)
 {
+	int err;
+
 	memset(r, 0, sizeof(*r));
 	r->ds = ds;
 	r->o = o;
+	r->res = res;
 	r->nsamples = o->limit && o->limit < ds->nsamples ? o->limit : ds->nsamples;
 	r->nb = (r->nsamples + o->batch - 1) / o->batch;
 	r->order = calloc(ds->nsamples, sizeof(uint32_t));
@@ -243,6 +254,9 @@ static int run_setup(struct lg_run *r, const struct lg_dataset *ds, const struct
 	pthread_cond_init(&r->to_step, NULL);
 	if (!r->order || !r->ready)
 		return -ENOMEM;
+	err = lg_ckpt_open(o, &r->ck);
+	if (err)
+		return err;
 	return o->verify ? read_seeds(r) : 0;
 }
 
@@ -254,6 +268,7 @@ static void run_teardown(struct lg_run *r)
 	free(r->order);
 	free(r->ready);
 	free(r->file_seed);
+	lg_ckpt_close(r->ck);
 }
 
 static int run_epochs(struct lg_run *r, struct lg_result *res, FILE *tl)
@@ -289,7 +304,7 @@ int lg_run(const struct lg_dataset *ds, const struct lg_opts *o, struct lg_resul
 		free(th);
 		return !th || !res->ep ? -ENOMEM : -EINVAL;
 	}
-	err = run_setup(&r, ds, o);
+	err = run_setup(&r, ds, o, res);
 	if (!err && o->timeline) {
 		tl = fopen(o->timeline, "w");
 		if (!tl)
@@ -320,5 +335,6 @@ int lg_run(const struct lg_dataset *ds, const struct lg_opts *o, struct lg_resul
 void lg_result_free(struct lg_result *res)
 {
 	free(res->ep);
+	free(res->ckpt);
 	memset(res, 0, sizeof(*res));
 }

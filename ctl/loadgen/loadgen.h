@@ -55,12 +55,25 @@ struct lg_opts {
 	uint64_t limit;		/* samples per epoch, 0 = all */
 	bool verify;		/* check content written by lg_gen() */
 	const char *timeline;	/* per-iteration CSV, or NULL */
+	const char *ckpt_dir;	/* write checkpoints here, or NULL */
+	uint64_t ckpt_size;	/* bytes per checkpoint */
+	uint32_t ckpt_every;	/* steps between checkpoints */
 };
 
 struct lg_epoch {
 	double start, end;	/* seconds from the start of the run */
 	double wait;		/* time the step waited for data */
 	uint64_t bytes, samples;
+};
+
+/* One checkpoint: its step and the two times measured at it. */
+struct lg_ckpt {
+	uint64_t step;		/* steps done when it was written (1-based) */
+	double at;		/* seconds from the start of the run, when done */
+	double stall;		/* open + write + close + rename: the step waited */
+	double copy;		/* the same bytes copied in memory (memcpy) */
+	double copy_new;	/* copied into freshly mapped memory, faults included */
+	double measure;		/* wall time of the two copies: not a checkpoint's cost */
 };
 
 struct lg_result {
@@ -70,11 +83,29 @@ struct lg_result {
 	uint64_t bytes, samples;
 	double wait;
 	uint64_t verify_errors;
+	uint32_t nckpt;
+	struct lg_ckpt *ckpt;	/* nckpt of them, in order */
 };
 
 void lg_opts_default(struct lg_opts *o);
 int lg_run(const struct lg_dataset *ds, const struct lg_opts *o, struct lg_result *res);
 void lg_result_free(struct lg_result *res);
+/*
+ * Checkpoints (ckpt.c), as a training job writes them with torch.save: every
+ * ckpt_every steps the state (ckpt_size bytes, kept in memory for the run) is
+ * written to DIR/.ckpt-NNNNNN.bin.tmp, closed (no fsync) and renamed to
+ * DIR/ckpt-NNNNNN.bin (N = the step). The stall is that, timed; the same
+ * bytes are also copied in memory, timed, as the floor a checkpoint costs:
+ * into a buffer touched before, and into memory just mapped (page faults).
+ */
+struct lg_ckpt_state;
+int lg_ckpt_open(const struct lg_opts *o, struct lg_ckpt_state **st);
+int lg_ckpt_step(struct lg_ckpt_state *st, uint64_t step, double t_run, struct lg_result *res);
+void lg_ckpt_close(struct lg_ckpt_state *st);
+/* Median and largest stall, median copy times of res's checkpoints. */
+void lg_ckpt_stats(const struct lg_result *res, double *stall_med, double *stall_max,
+		   double *copy_med, double *copy_new_med);
+
 /* The order of epoch e: a permutation of 0..n-1 (identity if !shuffle). */
 void lg_order(uint64_t n, uint64_t seed, uint32_t epoch, bool shuffle, uint32_t *out);
 

@@ -4,8 +4,17 @@
 training script, as a user would write it (nothing here knows about Tandem).
 
   train.py DATA --arch resnet18 --size 64 --batch-size 32 --workers 2 --epochs 2
+           [--checkpoint-dir DIR [--checkpoint-every K]]
+
+With --checkpoint-dir, every K steps the model and optimizer state go to
+DIR/ckpt-NNNNNN.pt (NNNNNN: the step) the way users write checkpoints:
+torch.save to a temporary name, then os.replace. Each prints a line
+"checkpoint step N: PATH, BYTES bytes, stall S s" (S: the wall time of the
+save and the rename, the time training waited for it).
 """
 import argparse
+import os
+import statistics
 import sys
 import time
 
@@ -26,7 +35,12 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--checkpoint-dir", help="write checkpoints here (default: none)")
+    ap.add_argument("--checkpoint-every", type=int, default=100, metavar="K",
+                    help="steps between checkpoints (default 100)")
     args = ap.parse_args()
+    if args.checkpoint_every < 1:
+        ap.error("--checkpoint-every must be at least 1")
 
     torch.manual_seed(args.seed)
     tf = transforms.Compose([
@@ -47,6 +61,7 @@ def main():
           flush=True)
 
     t_start = time.monotonic()
+    step, stalls = 0, []
     model.train()
     for epoch in range(args.epochs):
         t0 = time.monotonic()
@@ -60,12 +75,33 @@ def main():
             seen += len(y)
             loss_sum += loss.item() * len(y)
             correct += (out.argmax(1) == y).sum().item()
+            step += 1
+            if args.checkpoint_dir and step % args.checkpoint_every == 0:
+                stalls.append(checkpoint(args.checkpoint_dir, step, epoch, model, opt))
         dt = time.monotonic() - t0
         print(f"epoch {epoch + 1}/{args.epochs}: {dt:.2f} s, {seen} images "
               f"({seen / dt:.1f}/s), loss {loss_sum / seen:.3f}, accuracy {correct / seen:.3f}",
               flush=True)
+    if stalls:
+        print(f"checkpoints {len(stalls)}: stall median {statistics.median(stalls):.6f} s, "
+              f"max {max(stalls):.6f} s, sum {sum(stalls):.6f} s", flush=True)
     print(f"total {time.monotonic() - t_start:.2f} s", flush=True)
     return 0
+
+
+def checkpoint(folder, step, epoch, model, opt):
+    """Save model and optimizer as users do (a temporary name, then
+    os.replace, no fsync); print and return the stall in seconds."""
+    path = os.path.join(folder, f"ckpt-{step:06d}.pt")
+    tmp = os.path.join(folder, f".ckpt-{step:06d}.pt.tmp")
+    t0 = time.monotonic()
+    torch.save({"step": step, "epoch": epoch, "model": model.state_dict(),
+                "optimizer": opt.state_dict()}, tmp)
+    os.replace(tmp, path)
+    stall = time.monotonic() - t0
+    print(f"checkpoint step {step}: {path}, {os.path.getsize(path)} bytes, stall {stall:.6f} s",
+          flush=True)
+    return stall
 
 
 if __name__ == "__main__":

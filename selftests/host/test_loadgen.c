@@ -5,6 +5,7 @@
  * file sizes from stat(), elapsed time from the test's own clock, CPU time
  * from getrusage().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -390,6 +391,97 @@ TEST_F(ds, records_cover_the_files)
 	EXPECT_EQ(0, res.verify_errors);
 	lg_result_free(&res);
 	lg_dataset_free(&rec);
+}
+
+/*
+ * Checkpoints every 10 of 48 steps: the files on disk (readdir, stat, their
+ * first 8 bytes) are the 4 reported, none left under its temporary name;
+ * inotify sees each closed under the temporary name, then renamed to the
+ * final one (the torch.save + os.replace pattern).
+ */
+TEST_F(ds, checkpoints_written_then_renamed)
+{
+	char ck[64], path[128], evbuf[8192], tmpname[64] = "";
+	struct lg_result res;
+	struct lg_opts o;
+	uint32_t files = 0, closes = 0, renames = 0;
+	struct dirent *de;
+	DIR *d;
+	int in;
+	ssize_t n;
+
+	snprintf(ck, sizeof(ck), "/tmp/tandem-lgck-XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(ck));
+	in = inotify_init1(IN_NONBLOCK);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, inotify_add_watch(in, ck, IN_CLOSE_WRITE | IN_MOVED_TO));
+	lg_opts_default(&o);
+	o.epochs = 2;
+	o.ckpt_dir = ck;
+	o.ckpt_size = 256 * 1024;
+	o.ckpt_every = 10;
+	ASSERT_EQ(0, lg_run(&self->ds, &o, &res));
+	ASSERT_EQ(4, res.nckpt);
+	for (uint32_t i = 0; i < res.nckpt; i++) {
+		struct stat sb;
+		uint64_t stamp = 0;
+		int fd;
+
+		EXPECT_EQ(10 * (i + 1), res.ckpt[i].step);
+		EXPECT_GT(res.ckpt[i].stall, 0);
+		EXPECT_GT(res.ckpt[i].copy, 0);
+		EXPECT_GT(res.ckpt[i].copy_new, 0);
+		EXPECT_LE(res.ckpt[i].at, res.total);
+		snprintf(path, sizeof(path), "%s/ckpt-%06u.bin", ck, 10 * (i + 1));
+		ASSERT_EQ(0, stat(path, &sb));
+		EXPECT_EQ(256 * 1024, sb.st_size);
+		fd = open(path, O_RDONLY);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(8, pread(fd, &stamp, 8, 0));
+		close(fd);
+		EXPECT_EQ(10 * (i + 1), stamp);
+	}
+	d = opendir(ck);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d)))
+		files += de->d_name[0] != '.';
+	closedir(d);
+	EXPECT_EQ(4, files);
+	n = read(in, evbuf, sizeof(evbuf));
+	for (char *p = evbuf; n > 0 && p < evbuf + n;) {
+		struct inotify_event *ev = (struct inotify_event *)p;
+
+		if (ev->mask & IN_CLOSE_WRITE) {
+			closes += ev->name[0] == '.';
+			snprintf(tmpname, sizeof(tmpname), "%s", ev->name);
+		} else if (ev->mask & IN_MOVED_TO) {
+			/* the rename follows the close of its own temporary */
+			renames += !strncmp(tmpname + 1, ev->name, strlen(ev->name));
+		}
+		p += sizeof(*ev) + ev->len;
+	}
+	close(in);
+	EXPECT_EQ(4, closes);
+	EXPECT_EQ(4, renames);
+	lg_result_free(&res);
+	snprintf(path, sizeof(path), "rm -rf %s", ck);
+	EXPECT_EQ(0, system(path));
+}
+
+/* A checkpoint that cannot be written ends the run with an error. */
+TEST_F(ds, checkpoint_error_ends_the_run)
+{
+	struct lg_result res;
+	struct lg_opts o;
+
+	lg_opts_default(&o);
+	o.ckpt_dir = "/nonexistent/tandem-lgck";
+	o.ckpt_size = 4096;
+	o.ckpt_every = 5;
+	EXPECT_EQ(-ECANCELED, lg_run(&self->ds, &o, &res));
+	EXPECT_EQ(0, res.nckpt);
+	EXPECT_GT(24, res.samples);
+	lg_result_free(&res);
 }
 
 TEST_HARNESS_MAIN
