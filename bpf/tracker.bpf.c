@@ -391,14 +391,8 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 
 	if (!file_key_btf(mapping, &key))
 		return 0;
-#if TRK_PROF == 1
-	return 0;
-#endif
 	task = bpf_get_current_task_btf();
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
-#if TRK_PROF == 2
-	return 0;
-#endif
 	if (p && p->valid && p->mapping == (__u64)mapping && p->ino == key.ino) {
 		/* the same read continuing: its pages are counted when it is over */
 		if (p->req_last == last_index && index > p->cur && index <= p->last + 1) {
@@ -421,9 +415,6 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	job = current_job();
 	if (!job)
 		return 0;
-#if TRK_PROF == 3
-	return 0;
-#endif
 	if (p && p->mapping == (__u64)mapping && p->ino == key.ino) {
 		file_id = p->file_id;
 		dataset = p->dataset;
@@ -443,9 +434,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 		}
 	}
 	/* a new read: the previous one is complete */
-#if TRK_PROF != 4
 	pending_flush(p, job);
-#endif
 	p->mapping = (__u64)mapping;
 	p->ino = key.ino;
 	p->file_id = file_id;

@@ -229,9 +229,6 @@ static __always_inline void account(__u32 job, __u32 file_id, __u32 dataset,
 	bpf_loop(n, access_step, &ac, 0);
 	if (hint)
 		*hint = ac.hint;
-#if TRK_PROF == 5
-	return;
-#endif
 	/* the last run of shared hits, if any */
 	if (ac.loader != NO_LOADER)
 		matrix_add(job, ac.loader, dataset, ac.run);

@@ -150,12 +150,6 @@ static void __tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t e
 	spin_unlock_irqrestore(&tandem_steer_lock, flags);
 }
 
-void tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t end)
-{
-	__tandem_steer_queue(f, start, end, &tandem_steer_ready);
-	queue_delayed_work(tandem_wq, &tandem_steer_work, 0);
-}
-
 /* Tracepoint probe: a folio entered the page cache (locked, not yet read). */
 static void tandem_probe_add(void *data, struct folio *folio)
 {

@@ -153,7 +153,6 @@ void tandem_steer_stop(void);		/* no new work; waits for the worker */
 void tandem_steer_exit(void);
 int tandem_steer_file_add(struct tandem_file *f);	/* tandem.lock held */
 void tandem_steer_file_del(struct tandem_file *f);	/* tandem.lock held */
-void tandem_steer_queue(struct tandem_file *f, pgoff_t start, pgoff_t end);
 int tandem_dataset_target_node(struct tandem_dataset *ds);
 int tandem_steer_dataset(struct tandem_dataset *ds);	/* tandem.lock held */
 void tandem_file_node_pages(struct tandem_file *f, struct tandem_usage *u);

@@ -320,18 +320,6 @@ int tp_graph_num_nodes(const struct tp_graph *g)
 	return g->n;
 }
 
-int tp_graph_node_prim(const struct tp_graph *g, int node)
-{
-	return node >= 0 && node < g->n ? g->prim[node] : -1;
-}
-
-void tp_graph_node_shape(const struct tp_graph *g, int node, int32_t shape[4])
-{
-	memset(shape, 0, 4 * sizeof(*shape));
-	if (node >= 0 && node < g->n)
-		memcpy(shape, g->shape[node], 4 * sizeof(*shape));
-}
-
 int tp_graph_num_edges(const struct tp_graph *g)
 {
 	return g->succ.off[g->n];
@@ -352,14 +340,4 @@ void tp_graph_prim_hist(const struct tp_graph *g, int hist[TP_NUM_PRIMS])
 	memset(hist, 0, TP_NUM_PRIMS * sizeof(*hist));
 	for (int v = 0; v < g->n; v++)
 		hist[g->prim[v]]++;
-}
-
-int tp_graph_num_op_types(const struct tp_graph *g)
-{
-	return g->nops;
-}
-
-const char *tp_graph_op_type(const struct tp_graph *g, int i)
-{
-	return i >= 0 && i < g->nops ? g->ops[i] : "";
 }

@@ -451,11 +451,6 @@ int tp_builtin224_base_w(double w[TP_BASE_TERMS])
 	return 0;
 }
 
-int tp_model_load_default(struct tp_model **out)
-{
-	return load_builtin(tp_default_model_start, tp_default_model_end, "built-in", out);
-}
-
 int tp_model_load_builtin(const struct tp_graph *g, struct tp_model **out, const char **name)
 {
 	bool big = g->stats.input_res >= TP_BUILTIN_RES_SPLIT;

@@ -7,21 +7,18 @@
 
 /* the CLI's printer: one per process, like stdout itself */
 static struct out_printer cur;
-static bool printed;
 
 void out_init(FILE *f, bool json, bool pretty)
 {
 	cur.f = f;
 	cur.json = json;
 	jw_init(&cur.jw, f, pretty);
-	printed = false;
 }
 
 static FILE *out_file(void)
 {
 	if (!cur.f)
 		out_init(stdout, false, false);
-	printed = true;
 	return cur.f;
 }
 
@@ -48,11 +45,6 @@ void out_restore(const struct out_printer *saved)
 bool out_is_json(void)
 {
 	return cur.json;
-}
-
-bool out_printed(void)
-{
-	return printed;
 }
 
 void out_obj_open(const char *key)

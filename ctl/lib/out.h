@@ -44,7 +44,5 @@ void out_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* close the document (JSON: final newline); safe to call twice; -EIO on a write error */
 int out_finish(void);
 bool out_is_json(void);
-/* whether anything was printed since out_init() */
-bool out_printed(void);
 
 #endif

@@ -71,11 +71,6 @@ int parse_double(const char *s, double *out)
 	return 0;
 }
 
-bool is_help(const char *s)
-{
-	return s && (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help"));
-}
-
 double now_s(void)
 {
 	struct timespec ts;

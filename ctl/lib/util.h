@@ -10,8 +10,6 @@ int parse_u64(const char *s, uint64_t max, uint64_t *out);
 int parse_s64(const char *s, int64_t min, int64_t max, int64_t *out);
 int parse_u32(const char *s, uint32_t *out);
 int parse_double(const char *s, double *out);
-/* true when s is "-h" or "--help" */
-bool is_help(const char *s);
 /* monotonic clock in seconds */
 double now_s(void);
 /* mkdir -p dir, each directory made with mode 0700; 0 or -errno */

@@ -32,8 +32,6 @@ struct tnl;
  */
 int tnl_open(struct tnl **nl, bool quiet);
 void tnl_close(struct tnl *nl);
-/* The kernel's extack message of the last request ("" if none). */
-const char *tnl_extack(const struct tnl *nl);
 
 /* ---- module ---- */
 
@@ -114,7 +112,6 @@ int dataset_state_get(struct tnl *nl, uint32_t id, struct dataset_state *st);
 int dataset_state_each(struct tnl *nl, int (*fn)(void *arg, const struct dataset_state *st),
 		       void *arg);
 
-const char *dataset_counter_name(int cnt);	/* TANDEM_CNT_* */
 const char *dataset_prefetch_state_name(uint8_t state);	/* TANDEM_PREFETCH_* */
 /* one dataset's residency, text or a JSON object under key */
 void dataset_state_print(const char *key, const struct dataset_state *st);

@@ -82,11 +82,6 @@ void tnl_close(struct tnl *nl)
 	free(nl);
 }
 
-const char *tnl_extack(const struct tnl *nl)
-{
-	return nl->extack;
-}
-
 int tnl_put_id(struct nl_msg *msg, const void *in)
 {
 	return nla_put_u32(msg, TANDEM_A_DATASET_ID, *(const uint32_t *)in) ? -EMSGSIZE : 0;

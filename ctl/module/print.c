@@ -14,11 +14,6 @@ static const char *const prefetch_states[] = {
 	"idle", "running", "done", "cancelled", "failed",
 };
 
-const char *dataset_counter_name(int cnt)
-{
-	return cnt >= 0 && cnt < __TANDEM_CNT_MAX ? counter_names[cnt] : "?";
-}
-
 const char *dataset_prefetch_state_name(uint8_t state)
 {
 	return prefetch_states[state < 5 ? state : 0];

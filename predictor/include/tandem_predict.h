@@ -79,16 +79,10 @@ int tp_graph_write_text(const struct tp_graph *g, FILE *f);
 void tp_graph_free(struct tp_graph *g);
 
 int tp_graph_num_nodes(const struct tp_graph *g);
-int tp_graph_node_prim(const struct tp_graph *g, int node);
-/* the node's parameter shape (out, in, kh, kw); 0 = absent */
-void tp_graph_node_shape(const struct tp_graph *g, int node, int32_t shape[4]);
 int tp_graph_num_edges(const struct tp_graph *g);
 /* virtual edges: node pairs at shortest-path distance 2..TP_S_MAX */
 long tp_graph_num_virtual(const struct tp_graph *g);
 void tp_graph_get_stats(const struct tp_graph *g, struct tp_graph_stats *st);
-/* distinct ONNX op types of an imported graph (0 for text graphs) */
-int tp_graph_num_op_types(const struct tp_graph *g);
-const char *tp_graph_op_type(const struct tp_graph *g, int i);
 void tp_graph_prim_hist(const struct tp_graph *g, int hist[TP_NUM_PRIMS]);
 
 /* ---- backends ---- */
@@ -178,8 +172,6 @@ struct tp_model;
 int tp_model_new(const struct tp_model_config *cfg, uint64_t seed, struct tp_model **out);
 int tp_model_load(const char *path, struct tp_model **out);
 int tp_model_load_mem(const void *buf, size_t len, struct tp_model **out);
-/* the model built into the library (predictor/data/default.tpm) */
-int tp_model_load_default(struct tp_model **out);
 /* The built-in model for a graph's input resolution (tp_graph_stats'
  * input_res): the 224x224 one from TP_BUILTIN_RES_SPLIT up, else the 32x32
  * one (also for inputs that are not images). *name: which, for the record. */
