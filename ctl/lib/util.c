@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 
@@ -128,4 +129,19 @@ double median_d(double *v, int n)
 		return 0;
 	qsort(v, n, sizeof(*v), dbl_cmp);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int file_commit(FILE *f, const char *tmp, const char *path)
+{
+	int err = 0;
+
+	if (fflush(f) || fsync(fileno(f)))
+		err = -errno;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
 }

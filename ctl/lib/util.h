@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Strict number parsing: the whole string, in range; 0 or -EINVAL/-ERANGE. */
 int parse_u64(const char *s, uint64_t max, uint64_t *out);
@@ -14,6 +15,12 @@ int parse_double(const char *s, double *out);
 double now_s(void);
 /* mkdir -p dir, each directory made with mode 0700; 0 or -errno */
 int mkdir_p(const char *dir);
+/*
+ * Makes f, written at tmp, durable and puts it in place of path: fflush,
+ * fsync, fclose, rename; on failure tmp is removed. f is closed either way;
+ * 0 or -errno.
+ */
+int file_commit(FILE *f, const char *tmp, const char *path);
 /* The median of v[0..n) (sorts v); 0 when n is 0. */
 double median_d(double *v, int n);
 

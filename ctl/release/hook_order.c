@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "release/release.h"
 
 #define ORDER_MAX_DIR_MARKS	1024	/* more directories: one mark on the mount */
@@ -511,7 +512,6 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
 {
 	char tmp[PATH_MAX];
 	FILE *f;
-	int err = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -527,13 +527,5 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
 		for (size_t k = 0; k < s->len[j]; k++)
 			if (!strchr(ds->paths[s->seq[j][k]], '\n'))	/* a line per path */
 				fprintf(f, "%d %s\n", j, ds->paths[s->seq[j][k]]);
-	if (fflush(f) || fsync(fileno(f)))
-		err = -errno;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	return file_commit(f, tmp, path);
 }

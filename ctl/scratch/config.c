@@ -118,7 +118,6 @@ int scratch_cfg_load(const char *name, struct scratch_cfg *c)
 int scratch_cfg_save(const struct scratch_cfg *c)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
-	int err = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/config", c->dir);
@@ -129,15 +128,7 @@ int scratch_cfg_save(const struct scratch_cfg *c)
 	fprintf(f, "name=%s\nsize=%llu\nnode=%d\ndrain_to=%s\nrate_bps=%.0f\nuid=%u\ngid=%u\n"
 		"evict=%d\ncreated=%.3f\n", c->name, (unsigned long long)c->size, c->node,
 		c->drain_to, c->rate, (unsigned)c->uid, (unsigned)c->gid, c->evict, c->created);
-	if (fflush(f) || fsync(fileno(f)))
-		err = -errno;
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	return file_commit(f, tmp, path);
 }
 
 static int cmp_str(const void *a, const void *b)
