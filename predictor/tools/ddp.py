@@ -58,13 +58,20 @@ import warnings
 
 warnings.filterwarnings("ignore")
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
-import torch.nn as nn  # noqa: E402
+# torch and the architectures: imported by load_torch() where something is
+# measured (main, and each spawned worker); --report reads CSV files only and
+# does without the 3-5 s an import of torch takes
+torch = dist = mp = nn = archs = None
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import archs  # noqa: E402
+
+def load_torch():
+    global torch, dist, mp, nn, archs
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    import torch.nn as nn
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import archs
 
 WARMUP = 3
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(4 << 30)}
@@ -95,6 +102,7 @@ def worker(rank, world, ddp, port, name, batch, iters, min_s, start, q, bcast=Tr
     DDP; otherwise the `world` processes are independent and only start their
     timed loop together (`start`, a barrier). iters = 0: time until min_s
     seconds of timed iterations (10..200) and report how many ran."""
+    load_torch()
     torch.set_num_threads(1)
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     if ddp:
@@ -173,6 +181,7 @@ def run(mode, name, batch, iters, min_s, bcast=True):
 
 
 def ar_worker(rank, port, sizes, q):
+    load_torch()
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=2)
@@ -370,6 +379,9 @@ def main():
         os.environ.update(MALLOC_ENV)  # inherited by the spawned workers
     if args.report:
         return report(args.out)
+    if not (args.allreduce or args.all):
+        ap.error("one of --all, --allreduce, --report")
+    load_torch()
     if args.allreduce:
         os.makedirs(args.out, exist_ok=True)
         allreduce(args.out)
@@ -384,7 +396,6 @@ def main():
             raise SystemExit("unknown architecture(s): " + ",".join(bad))
         return measure_all(args.out, names, args.reps, args.batch, args.min_seconds,
                            not args.no_broadcast_buffers, args.malloc == "steady")
-    ap.error("one of --all, --allreduce, --report")
 
 
 if __name__ == "__main__":

@@ -21,10 +21,10 @@ if [ ! -x "$T" ] || ! command -v python3 >/dev/null; then
 	ksft_finish
 fi
 out=$(python3 - "$T" "$N" 20261204 <<'PY'
-import json, math, random, subprocess, sys
+import concurrent.futures, json, math, os, random, subprocess, sys
 T, N = sys.argv[1], int(sys.argv[2])
 random.seed(int(sys.argv[3]))
-bad = []
+inputs = []
 for it in range(N):
     a = ["-j", "model", "--dataset-size", f"{random.choice([8, 64, 300, 1000])}M",
          "--bw", ",".join(f"{random.choice([5, 20, 50, 200])}M" for _ in range(random.randint(1, 3))),
@@ -51,6 +51,10 @@ for it in range(N):
             if random.random() < p:
                 kv.append(f"{k}={random.choice(vals)}")
         a += ["--instance", ",".join(kv)]
+    inputs.append(a)
+
+def check(a):
+    why, p = None, None
     try:
         p = subprocess.run([T] + a, capture_output=True, text=True, timeout=60)
         why = f"exit {p.returncode}" if p.returncode else (p.stderr.strip() and "stderr")
@@ -64,7 +68,11 @@ for it in range(N):
     except (ValueError, KeyError, TypeError) as e:
         why = f"bad JSON ({e})"
     if why:
-        bad.append(f"{why}: {p.stderr.strip()[:160] if p else ''} :: tandemctl {' '.join(a)}")
+        return f"{why}: {p.stderr.strip()[:160] if p else ''} :: tandemctl {' '.join(a)}"
+
+# the inputs are drawn first, in order, so the seed fixes them; run on every CPU
+with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+    bad = [b for b in ex.map(check, inputs) if b]
 print(len(bad))
 for b in bad[:5]:
     print(b)
@@ -76,7 +84,7 @@ ksft_check "model on $N random inputs (seed 20261204): all give finite makespans
 	test "$nbad" = 0
 prof=$top/bench/realjobs/profiles-2026-12-03/prof-three.json
 out=$(python3 - "$T" "$prof" 20261204 <<'PY'
-import copy, json, math, random, subprocess, sys, tempfile
+import concurrent.futures, copy, json, math, os, random, subprocess, sys, tempfile
 T, base = sys.argv[1], json.load(open(sys.argv[2]))
 random.seed(int(sys.argv[3]))
 leaves = []
@@ -85,35 +93,38 @@ def walk(o, p):
         (walk(v, p + [k]) if isinstance(v, (dict, list)) else leaves.append(p + [k]))
 walk(base, [])
 vals = [-1, 0, 1e308, -1e308, 1e-300, "x", None, True, [], {}, 2 ** 64, 0.5, 1e12]
-bad = []
-with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-    for it in range(300):
-        d = copy.deepcopy(base)
-        for _ in range(random.randint(1, 3)):
-            p = random.choice(leaves)
-            o = d
-            for k in p[:-1]:
-                o = o[k]
-            if random.random() < 0.15 and isinstance(o, dict):
-                o.pop(p[-1], None)
-            else:
-                o[p[-1]] = random.choice(vals)
-        f.seek(0); f.truncate(); f.write(json.dumps(d)); f.flush()
+docs = []
+for it in range(300):
+    d = copy.deepcopy(base)
+    for _ in range(random.randint(1, 3)):
+        p = random.choice(leaves)
+        o = d
+        for k in p[:-1]:
+            o = o[k]
+        if random.random() < 0.15 and isinstance(o, dict):
+            o.pop(p[-1], None)
+        else:
+            o[p[-1]] = random.choice(vals)
+    docs.append(json.dumps(d))
+
+def check(doc):
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        f.write(doc); f.flush()
         try:
             r = subprocess.run([T, "-j", "model", "--profile", f.name], capture_output=True,
                                text=True, timeout=60)
         except subprocess.TimeoutExpired:
-            bad.append("over 60 s: " + json.dumps(d)[:200]); continue
-        why = None
-        if r.returncode == 0:
-            g = json.loads(r.stdout)
-            if not all(math.isfinite(x["makespan_s"]) for x in g["grid"]):
-                why = "a makespan not finite"
-        elif r.returncode not in (1, 2) or "simulation failed" in r.stderr or \
-                len(r.stderr.strip().splitlines()) != 1:
-            why = f"exit {r.returncode}: {r.stderr.strip()[:160]}"
-        if why:
-            bad.append(why)
+            return "over 60 s: " + doc[:200]
+    if r.returncode == 0:
+        g = json.loads(r.stdout)
+        if not all(math.isfinite(x["makespan_s"]) for x in g["grid"]):
+            return "a makespan not finite"
+    elif r.returncode not in (1, 2) or "simulation failed" in r.stderr or \
+            len(r.stderr.strip().splitlines()) != 1:
+        return f"exit {r.returncode}: {r.stderr.strip()[:160]}"
+
+with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as ex:
+    bad = [b for b in ex.map(check, docs) if b]
 print(len(bad))
 for b in bad[:5]:
     print(b)

@@ -475,7 +475,11 @@ TEST(prefetch_respects_the_rate_cap)
 	long bytes0, bytes;
 	double t0, secs, rate, cap = 5 * 1048576.0;
 
-	ASSERT_EQ(0, setup("", 12, FSIZE));	/* 48 MiB */
+	/* 24 MiB: 4.8 s at the cap (48 MiB took 9.6 s in each of the five
+	 * boots of make check that run this file); the command's own start
+	 * (netlink, the dataset's lookup: 0.3-0.4 s under load) is inside the
+	 * measured time, hence the lower bound's 15 % */
+	ASSERT_EQ(0, setup("", 6, FSIZE));
 	bytes0 = disk_read_bytes();
 	t0 = mono_s();
 	ASSERT_EQ(0, sh("tandemctl prefetch --rate 5M steer > /dev/null"));	/* MiB/s */
@@ -485,9 +489,9 @@ TEST(prefetch_respects_the_rate_cap)
 	rate = bytes / secs;
 	TH_LOG("read %ld bytes in %.2f s: %.2f MiB/s against a 5 MiB/s cap", bytes, secs,
 	       rate / 1048576);
-	EXPECT_GE(bytes, 12L * FSIZE);
+	EXPECT_GE(bytes, 6L * FSIZE);
 	EXPECT_LE(rate, cap * 1.10);
-	EXPECT_GE(rate, cap * 0.90);
+	EXPECT_GE(rate, cap * 0.85);
 }
 
 TEST(prefetch_can_be_cancelled)
