@@ -4,7 +4,14 @@
 training script, as a user would write it (nothing here knows about Tandem).
 
   train.py DATA --arch resnet18 --size 64 --batch-size 32 --workers 2 --epochs 2
-           [--checkpoint-dir DIR [--checkpoint-every K]]
+           [--shards] [--checkpoint-dir DIR [--checkpoint-every K]]
+
+With --shards, DATA is a folder of WebDataset-style tar shards (make_shards.py:
+KEY.jpg and KEY.cls per sample, classes.txt) read the way WebDataset reads
+them, with the standard library's tarfile: each epoch the shard order is
+shuffled (seed + epoch), the shards are dealt to the DataLoader's workers, each
+shard is read from its start to its end, and the samples pass a shuffle buffer
+of --shuffle-buffer.
 
 With --checkpoint-dir, every K steps the model and optimizer state go to
 DIR/ckpt-NNNNNN.pt (NNNNNN: the step) the way users write checkpoints:
@@ -13,20 +20,73 @@ torch.save to a temporary name, then os.replace. Each prints a line
 save and the rename, the time training waited for it).
 """
 import argparse
+import glob
+import io
 import os
+import random
 import statistics
 import sys
+import tarfile
 import time
 
 import torch
 import torchvision
 from torch.utils.data import DataLoader
+from PIL import Image
 from torchvision import datasets, transforms
+
+
+class Shards(torch.utils.data.IterableDataset):
+    """WebDataset-style tar shards, read in a shuffled shard order per epoch."""
+
+    def __init__(self, folder, transform, seed, buffer):
+        self.paths = sorted(glob.glob(os.path.join(folder, "*.tar")))
+        with open(os.path.join(folder, "classes.txt")) as f:
+            self.classes = f.read().split()
+        if not self.paths or not self.classes:
+            raise SystemExit(f"{folder}: no *.tar shards or no classes.txt (make_shards.py)")
+        self.transform, self.seed, self.buffer, self.epoch = transform, seed, buffer, 0
+
+    def samples(self, path):
+        """(JPEG bytes, class) of each sample of one shard, in the shard's order."""
+        jpg = None
+        with tarfile.open(path, "r|") as tar:  # a stream: read from start to end
+            for m in tar:
+                key, _, ext = m.name.rpartition(".")
+                data = tar.extractfile(m).read()
+                if ext == "jpg":
+                    jpg = (key, data)
+                elif ext == "cls" and jpg and jpg[0] == key:
+                    yield jpg[1], int(data)
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info else (0, 1)
+        paths = list(self.paths)
+        random.Random(self.seed * 1000 + self.epoch).shuffle(paths)
+        rng = random.Random((self.seed * 1000 + self.epoch) * 64 + wid)
+        buf = []
+        for path in paths[wid::nw]:
+            for sample in self.samples(path):
+                buf.append(sample)
+                if len(buf) >= self.buffer:
+                    yield self.decode(buf.pop(rng.randrange(len(buf))))
+        while buf:
+            yield self.decode(buf.pop(rng.randrange(len(buf))))
+
+    def decode(self, sample):
+        img = Image.open(io.BytesIO(sample[0])).convert("RGB")
+        return self.transform(img), sample[1]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("data", help="ImageFolder root (one subfolder per class)")
+    ap.add_argument("data", help="ImageFolder root (one subfolder per class), or with "
+                    "--shards a folder of tar shards")
+    ap.add_argument("--shards", action="store_true",
+                    help="DATA holds WebDataset-style tar shards (make_shards.py)")
+    ap.add_argument("--shuffle-buffer", type=int, default=256, metavar="N",
+                    help="with --shards: samples in each worker's shuffle buffer (default 256)")
     ap.add_argument("--arch", default="resnet18",
                     help="a torchvision.models constructor (resnet18, mobilenet_v3_small, ...)")
     ap.add_argument("--size", type=int, default=64, help="training resolution")
@@ -41,6 +101,8 @@ def main():
     args = ap.parse_args()
     if args.checkpoint_every < 1:
         ap.error("--checkpoint-every must be at least 1")
+    if args.shuffle_buffer < 1:
+        ap.error("--shuffle-buffer must be at least 1")
 
     torch.manual_seed(args.seed)
     tf = transforms.Compose([
@@ -49,14 +111,20 @@ def main():
         transforms.ToTensor(),
         transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
     ])
-    train = datasets.ImageFolder(args.data, transform=tf)
-    loader = DataLoader(train, batch_size=args.batch_size, shuffle=True,
-                        num_workers=args.workers,
-                        generator=torch.Generator().manual_seed(args.seed))
+    if args.shards:
+        train = Shards(args.data, tf, args.seed, args.shuffle_buffer)
+        loader = DataLoader(train, batch_size=args.batch_size, num_workers=args.workers)
+        what = f"{len(train.paths)} shards"
+    else:
+        train = datasets.ImageFolder(args.data, transform=tf)
+        loader = DataLoader(train, batch_size=args.batch_size, shuffle=True,
+                            num_workers=args.workers,
+                            generator=torch.Generator().manual_seed(args.seed))
+        what = f"{len(train)} images"
     model = getattr(torchvision.models, args.arch)(num_classes=len(train.classes))
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
-    print(f"{args.arch} at {args.size}px on {len(train)} images, {len(train.classes)} classes, "
+    print(f"{args.arch} at {args.size}px on {what}, {len(train.classes)} classes, "
           f"batch {args.batch_size}, {args.workers} workers, {torch.get_num_threads()} threads",
           flush=True)
 
@@ -66,6 +134,8 @@ def main():
     for epoch in range(args.epochs):
         t0 = time.monotonic()
         seen, loss_sum, correct = 0, 0.0, 0
+        if args.shards:
+            train.epoch = epoch  # the workers get a copy of it at each epoch's start
         for x, y in loader:
             opt.zero_grad()
             out = model(x)
