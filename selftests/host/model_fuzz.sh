@@ -82,7 +82,7 @@ nbad=$(echo "$out" | head -n 1)
 echo "$out" | tail -n +2 | sed 's/^/# /'
 ksft_check "model on $N random inputs (seed 20261204): all give finite makespans, exit 0, no error" \
 	test "$nbad" = 0
-prof=$top/bench/realjobs/profiles-2026-12-03/prof-three.json
+prof=$top/bench/realjobs/records/profiles-2026-12-03/prof-three.json
 out=$(python3 - "$T" "$prof" 20261204 <<'PY'
 import concurrent.futures, copy, json, math, os, random, subprocess, sys, tempfile
 T, base = sys.argv[1], json.load(open(sys.argv[2]))
