@@ -100,7 +100,7 @@ void tp_probe_map(const struct tp_model *m, const struct tp_graph *g, const stru
  * The built-in models' training hosts were never probed. This is a probe of
  * a host that reports the same CPU ("AMD EPYC", 2 vCPUs): the median of
  * five `tandemctl predict probe --rerun` on 2026-12-06
- * (predictor/data/probe-2026-12-06/). The same string has run the same
+ * (bench/predictor/records/probe-2026-12-06/). The same string has run the same
  * networks 1.1-2.7x apart (Documentation/predictor.md, "Device probe").
  */
 static const struct tp_probe builtin_ref = {

@@ -3,7 +3,7 @@
 # steady state (S), interleaved A S A S. RES=224 BATCHES=2,4,8 for r224/;
 # RES=32 BATCHES=4,16,64 for r32/ and, with ARCHS=densenet121,googlenet,
 # regnet_x_400mf,mnasnet1_0,resnet34, r32b/ (OUT/A1/runs.csv .. OUT/S2/runs.csv).
-cd "$(dirname "$0")/../../.." && OUT=${OUT:-/tmp/palloc}
+cd "$(dirname "$0")/../../../.." && OUT=${OUT:-/tmp/palloc}
 RES=${RES:-224}
 BATCHES=${BATCHES:-2,4,8}
 mkdir -p "$OUT"
