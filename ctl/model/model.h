@@ -201,7 +201,7 @@ int model_set_order(struct model *m, int i, const uint32_t *ext, uint32_t n);
 
 struct model_search {
 	unsigned grid;		/* candidates per coordinate (default 24) */
-	double tol;		/* stop refining below this step, s (default 0.05) */
+	double tol;		/* stop refining below this step, s (default: model_default_tol) */
 	unsigned max_evals;	/* 0 = default 4000 */
 };
 
@@ -213,6 +213,8 @@ struct model_search {
  */
 int model_best(struct model *m, const struct model_search *opt,
 	       double *delta, double *makespan, unsigned *evals);
+/* the default refinement step: 0.05 s, or horizon / 1000 when that is more */
+double model_default_tol(double horizon);
 
 /*
  * Start a simulation from a given state instead of an empty cache with every

@@ -149,7 +149,7 @@ int mo_online_best(const struct mo_online *o, const struct model_search *opt, do
 		   struct mo_online_result *r, char *err, size_t errlen)
 {
 	unsigned grid = opt && opt->grid ? opt->grid : 24;
-	double tol = opt && opt->tol > 0 ? opt->tol : 0.05;
+	double tol = opt && opt->tol > 0 ? opt->tol : 0;
 	double m_now, best_m, best_x = 0, horizon, step, lo;
 	struct model_result res;
 	struct online on;
@@ -166,6 +166,8 @@ int mo_online_best(const struct mo_online *o, const struct model_search *opt, do
 	/* released at M(0) or later, M >= that release > M(0) */
 	horizon = o->latest > 0 ? fmin(m_now, o->latest) : m_now;
 	grid = grid < 4 ? 4 : grid;
+	if (!(tol > 0))
+		tol = model_default_tol(horizon);
 	step = horizon / grid;
 	lo = 0;
 	while (horizon > 0 && step >= tol / 4) {
