@@ -27,7 +27,7 @@ endif
 KDIR := /lib/modules/$(KVER)/build
 endif
 KO_DIR  = $(B)/kmod/$(KVER)
-KMOD_FILES := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
+KMOD_FILES := Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 
 define KVER_HELP
 tandem.ko: no kernel headers for the running kernel $(KRUNNING) (/lib/modules/$(KRUNNING)/build).
