@@ -12,7 +12,9 @@
 #                          image in /boot and headers in /lib/modules)
 #   make sparse            sparse (C=2) for KVER, or for every VM kernel
 #
-# The sources stay in kmod/; the build folder holds links to them.
+# The sources stay in kmod/; the build folder holds links to them in the
+# tree's own layout (Kbuild, kmod/), so the kernel builds it as it does from
+# the top: make -C /lib/modules/<KVER>/build M=$PWD (top-level Kbuild).
 
 KRUNNING   := $(shell uname -r)
 KVERS_HAVE := $(sort $(patsubst /lib/modules/%/build/Makefile,%,$(wildcard /lib/modules/*/build/Makefile)))
@@ -27,7 +29,7 @@ endif
 KDIR := /lib/modules/$(KVER)/build
 endif
 KO_DIR  = $(B)/kmod/$(KVER)
-KMOD_FILES := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
+KMOD_SRCS := $(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 
 define KVER_HELP
 tandem.ko: no kernel headers for the running kernel $(KRUNNING) (/lib/modules/$(KRUNNING)/build).
@@ -47,10 +49,12 @@ else
 kmod-default: module
 module:
 	@test -f $(KDIR)/Makefile || { echo "tandem.ko: no kernel headers at $(KDIR) (KVER=$(KVER)): run 'make deps' or set KDIR=" >&2; exit 1; }
-	@mkdir -p $(KO_DIR)
-	@find $(KO_DIR) -maxdepth 1 -xtype l -delete
-	@for f in $(KMOD_FILES); do ln -sfn $(CURDIR)/$$f $(KO_DIR)/; done
-	@ln -sfn $(CURDIR)/kmod/uapi $(KO_DIR)/uapi
+	@mkdir -p $(KO_DIR)/kmod
+	@find $(KO_DIR) -maxdepth 1 -type l -delete	# the folder's layout before kmod/
+	@find $(KO_DIR)/kmod -maxdepth 1 -xtype l -delete
+	@ln -sfn $(CURDIR)/Kbuild $(KO_DIR)/Kbuild
+	@for f in $(KMOD_SRCS); do ln -sfn $(CURDIR)/$$f $(KO_DIR)/kmod/; done
+	@ln -sfn $(CURDIR)/kmod/uapi $(KO_DIR)/kmod/uapi
 	$(MAKE) -C $(KDIR) M=$(abspath $(KO_DIR)) modules
 	@ln -sfn $(abspath $(KO_DIR))/tandem.ko kmod/tandem.ko
 	@echo "tandem.ko: built for $(KVER): $(KO_DIR)/tandem.ko (kmod/tandem.ko links to it)"

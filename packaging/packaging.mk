@@ -46,8 +46,8 @@ DKMS_SRCDIR   ?= /usr/src/$(DKMS_NAME)-$(TANDEM_VERSION)
 # the kernels dkms-install builds for: those with headers (kmod/kmod.mk's KVERS_HAVE)
 DKMS_KVER     ?= $(KVERS_HAVE)
 # what the module's build needs, and nothing else (the dkms test builds from it);
-# dkms.conf builds in kmod/, as kmod/kmod.mk does
-DKMS_FILES    := kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
+# dkms.conf builds from the top-level Kbuild, as kmod/kmod.mk does
+DKMS_FILES    := Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
 		 $(wildcard kmod/*.h) $(wildcard kmod/uapi/*.h)
 
 MAN_PAGES     := Documentation/man/tandemctl.8 Documentation/man/tandem-agent.8 \

@@ -6,7 +6,9 @@
  * CXL one (memory.c), what a short warm run of an instance's command says
  * about it (warm.c runs and samples it, warmfit.c reads the samples: rate,
  * CPU per byte, start-up, epoch gap, read streams), and the storage and
- * memory part of a profile from all of them (profile.c).
+ * memory part of a profile from all of them (profile.c); one calibration
+ * of a dataset and its instances from these (calibration.c, contention.c)
+ * and what it measured, printed (summary.c).
  */
 #ifndef TANDEM_CTL_CALIBRATE_H
 #define TANDEM_CTL_CALIBRATE_H
@@ -213,5 +215,48 @@ struct cal_opts {
  */
 int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_dataset *ds,
 		struct profile *p);
+
+/*
+ * One calibration (calibration.c), as `tandemctl calibrate` runs it and
+ * any other caller (the node agent) could: the storage and memory part
+ * (cal_profile()), then each instance's terms: its rate as given (rates[],
+ * rate= in its spec), predicted from graph= and batch=, or measured with
+ * its other terms by warm runs of its command; then the CPU contention of
+ * the warm-run instances run together (contention.c).
+ */
+struct cal_request {
+	const char *dataset;		/* the dataset's directory */
+	uint64_t record_size;		/* records of this size in a file; 0: a file is a sample */
+	struct cal_opts opts;		/* storage and memory; keep_cached is decided here */
+	struct model_args args;		/* only the instance specs are used */
+	double rates[MODEL_MAX_INST];	/* --rate, instance by instance; 0: not given */
+	int nrates;
+	double warm_time;		/* s after a warm run's first read, at most */
+	uint32_t warm_runs;		/* per instance; its terms are their medians */
+	bool no_track;			/* warm runs counted in /proc, not by the tracker */
+	bool no_contention;		/* no run of them together */
+	const char *trace;		/* warm runs' samples into PREFIX NAME[-R].csv, or NULL */
+	char ***cmds;			/* instance i's command (argv) */
+	int ncmds;
+};
+
+/* tandemctl calibrate's defaults: 256 MiB sample, B(1..2), 3 warm runs of 20 s */
+void cal_request_init(struct cal_request *r);
+
+/* What the calibration spent beyond what the profile holds. */
+struct cal_times {
+	double warm_seconds[MODEL_MAX_INST];	/* instance i's warm runs together */
+	double together_seconds;		/* the runs of the instances together */
+};
+
+/*
+ * Calibrate as r asks into p (profile_init()ed by the caller, who saves and
+ * frees it); t says what the warm runs took. 0 or -errno; what failed is
+ * said on stderr.
+ */
+int cal_calibrate(const struct cal_request *r, struct profile *p, struct cal_times *t);
+
+/* What p and t say, as `tandemctl calibrate` prints it (text or JSON), saved as output. */
+void cal_print(const struct profile *p, const struct cal_times *t, const char *output);
 
 #endif

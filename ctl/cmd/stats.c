@@ -2,7 +2,6 @@
 /*
  * tandemctl [-j] stats [--job ID|NAME] [--dataset ID|NAME] [--interval S [--count N]]
  * tandemctl stats --prometheus [--textfile DIR] [--node NAME]
- * tandemctl [-j] tracker status
  *
  * Per job and dataset: pages (and bytes) missed, own hits, shared hits and
  * from which job, evictions, hit ratio. Job 0 stands for processes in no
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cmd/stats.h"
 #include "lib/log.h"
 #include "lib/out.h"
 #include "lib/prom.h"
@@ -26,11 +26,6 @@
 #include "tracker/tracker.h"
 
 #define PAGE_4K 4096ULL
-
-struct stats_filter {
-	bool has_job, has_dataset;
-	uint32_t job, dataset;
-};
 
 static const char *job_name(const struct tracker_snapshot *s, uint32_t id)
 {
@@ -157,8 +152,7 @@ static void print_jobs(const struct tracker_snapshot *s, const struct stats_filt
 	out_arr_close();
 }
 
-static void print_dataset_totals(const struct tracker_snapshot *s,
-				 const struct stats_filter *f)
+void stats_print_dataset_totals(const struct tracker_snapshot *s, const struct stats_filter *f)
 {
 	out_arr_open("datasets");
 	for (size_t i = 0; i < s->ndatasets; i++) {
@@ -189,7 +183,7 @@ static void print_dataset_totals(const struct tracker_snapshot *s,
 	out_arr_close();
 }
 
-static void print_tracker(const struct tracker_snapshot *s)
+void stats_print_tracker(const struct tracker_snapshot *s)
 {
 	static const char *const hook_names[TANDEM_TRK_NR_HOOKS] = {
 		"insert", "evict", "fork", "exit", "read", "mmap",
@@ -266,9 +260,9 @@ static int stats_once(struct tracker *t, const struct stats_filter *f)
 		return err;
 	}
 	out_obj_open(NULL);
-	print_tracker(&s);
+	stats_print_tracker(&s);
 	print_jobs(&s, f);
-	print_dataset_totals(&s, f);
+	stats_print_dataset_totals(&s, f);
 	print_residency();
 	out_obj_close();
 	out_finish();
@@ -437,37 +431,3 @@ TANDEM_CMD(stats, "stats", NULL, cmd_stats,
 	   "--prometheus [--textfile DIR] [--node NAME]",
 	   "page-cache sharing per job and dataset: missed, own hits, shared hits (from whom), "
 	   "evicted, hit ratio; --prometheus: as metrics for node_exporter");
-
-static int cmd_tracker_status(int argc, char **argv)
-{
-	struct tracker_snapshot s;
-	struct tracker t;
-	int err;
-
-	err = ctl_args(&argc, argv, 0, 0, "tracker", "status");
-	if (err)
-		return err;
-	if (!tracker_is_loaded()) {
-		out_obj_open(NULL);
-		out_bool("loaded", "tracker loaded: %s\n", false);
-		out_obj_close();
-		return 0;
-	}
-	err = tracker_open(&t);
-	if (err)
-		return err;
-	err = tracker_snapshot_read(&t, &s);
-	tracker_close(&t);
-	if (err)
-		return err;
-	out_obj_open(NULL);
-	out_bool("loaded", "tracker loaded: %s\n", true);
-	print_tracker(&s);
-	print_dataset_totals(&s, &(struct stats_filter){});
-	out_obj_close();
-	tracker_snapshot_free(&s);
-	return 0;
-}
-
-TANDEM_CMD(tracker_status, "tracker", "status", cmd_tracker_status, "",
-	   "whether the tracker is loaded, its attach points, map use and datasets");

@@ -50,10 +50,11 @@ fi
 conf=$top/packaging/dkms.conf
 ksft_check "dkms.conf: PACKAGE_VERSION is written by dkms-install (@TANDEM_VERSION@)" \
 	grep -qx 'PACKAGE_VERSION="@TANDEM_VERSION@"' "$conf"
-ksft_check "dkms.conf: builds kmod/tandem.ko, the module kmod/Kbuild names" \
+ksft_check "dkms.conf: builds tandem.ko from the top-level Kbuild (M= the top, the module found there), the module Kbuild names" \
 	sh -c "grep -qx 'BUILT_MODULE_NAME\[0\]=\"tandem\"' '$conf' &&
-	       grep -qx 'BUILT_MODULE_LOCATION\[0\]=\"kmod/\"' '$conf' &&
-	       grep -qx 'obj-m := tandem.o' '$top/kmod/Kbuild'"
+	       ! grep -q '^BUILT_MODULE_LOCATION' '$conf' &&
+	       grep -q '^MAKE\[0\]=.* M=\${dkms_tree}/\${PACKAGE_NAME}/\${PACKAGE_VERSION}/build modules\"\$' '$conf' &&
+	       grep -qx 'obj-m := tandem.o' '$top/Kbuild'"
 
 # ---- make install ----
 D=$tmp/root
@@ -144,8 +145,9 @@ fi
 S=$tmp/src
 make -s -C "$top" B="$B" dkms-install DESTDIR="$S" >"$tmp/dkms-install.log" 2>&1
 src=$S/usr/src/tandem-$version
-objs=$(sed -n 's/^tandem-y := //p' "$top/kmod/Kbuild")
-want=$( (echo dkms.conf kmod/Kbuild; for o in $objs; do echo "kmod/${o%.o}.c"; done
+# the objects of tandem-y, over its continued lines
+objs=$(sed -n '/^tandem-y :=/,/[^\\]$/p' "$top/Kbuild" | sed 's/^tandem-y :=//; s/\\$//')
+want=$( (echo dkms.conf Kbuild; for o in $objs; do echo "${o%.o}.c"; done
 	cd "$top" && ls kmod/*.h kmod/uapi/*.h) | tr ' ' '\n' | grep . | sort)
 got=$(cd "$src" 2>/dev/null && find . -type f | sed 's|^\./||' | sort)
 ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds dkms.conf and kmod/'s sources" \
