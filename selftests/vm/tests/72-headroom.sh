@@ -2,7 +2,8 @@
 # Headroom on the CPU node (Documentation/tiering.md#headroom), from
 # /proc/zoneinfo: with a ZONE_MOVABLE CXL node (kmem, cxl modes) tandem.ko
 # adds cpu_headroom_kb (default: the CXL node's ZONE_MOVABLE / 32) to node
-# 0's largest zone's protection against movable allocations; a dataset
+# 0's largest zone's protection against movable allocations (-2 is refused);
+# a dataset
 # prefetched and steered to node 1, then a tmpfs hog larger than node 0's free
 # memory, leave node 0's zone at least min + headroom free (the hog spills to
 # node 1); with cpu_headroom_kb=0 a smaller hog (node 0's free memory less half
@@ -14,7 +15,7 @@ KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 P=/sys/module/tandem/parameters/cpu_headroom_kb
 DS=/mnt/data/headroom-ds
 HOG=/tmp/headroom-hog
-ksft_plan 7
+ksft_plan 8
 
 # zfield NODE ZONE FIELD: "free" (pages free), min, managed, or "prot" (the
 # protection against ZONE_MOVABLE allocations: lowmem_reserve[3])
@@ -41,6 +42,9 @@ insmod "$KO"
 ksft_expect_eq "loaded: node 0 $zone0's protection against movable allocations + $want pages" \
 	"$(zfield 0 "$zone0" prot)" "$((before + want))"
 
+if echo -2 2>/dev/null >$P; then rc=0; else rc=1; fi
+ksft_expect_eq "cpu_headroom_kb=-2 refused, the parameter and the protection unchanged" \
+	"$([ $rc -ne 0 ] && echo refused) $(cat $P) $(zfield 0 "$zone0" prot)" "refused -1 $((before + want))"
 # a dataset prefetched and steered to node 1
 mkdir -p $DS
 for i in 1 2 3 4 5 6 7 8; do dd if=/dev/urandom of=$DS/f$i bs=1M count=2 2>/dev/null; done
