@@ -3,12 +3,11 @@
 # /proc/zoneinfo: with a ZONE_MOVABLE CXL node (kmem, cxl modes) tandem.ko
 # adds cpu_headroom_kb (default: the CXL node's ZONE_MOVABLE / 32) to node
 # 0's largest zone's protection against movable allocations (-2 is refused);
-# a dataset
-# prefetched and steered to node 1, then a tmpfs hog larger than node 0's free
-# memory, leave node 0's zone at least min + headroom free (the hog spills to
-# node 1); with cpu_headroom_kb=0 a smaller hog (node 0's free memory less half
-# the headroom) already takes it below (so the check can fail); unload gives
-# the protection back. numa mode (node 1 plain memory,
+# a dataset prefetched and steered to node 1, then a tmpfs hog larger than
+# node 0's free memory, leave node 0's zone at least min + headroom free (the
+# hog spills to node 1); with cpu_headroom_kb=0 a smaller hog (node 0's free
+# memory less half the headroom) already takes it below (so the check can
+# fail); unload gives the protection back. numa mode (node 1 plain memory,
 # which the kernel's own allocations may use): no headroom added. ~15 s.
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
