@@ -44,16 +44,21 @@ ksft_expect_eq "loaded: node 0 $zone0's protection against movable allocations +
 if echo -2 2>/dev/null >$P; then rc=0; else rc=1; fi
 ksft_expect_eq "cpu_headroom_kb=-2 refused, the parameter and the protection unchanged" \
 	"$([ $rc -ne 0 ] && echo refused) $(cat $P) $(zfield 0 "$zone0" prot)" "refused -1 $((before + want))"
-# a dataset prefetched and steered to node 1
-mkdir -p $DS
-for i in 1 2 3 4 5 6 7 8; do dd if=/dev/urandom of=$DS/f$i bs=1M count=2 2>/dev/null; done
-sync
-echo 3 >/proc/sys/vm/drop_caches
-tandemctl dataset add hr $DS >/dev/null
-tandemctl prefetch hr >/dev/null 2>&1
-cat $DS/f* >/dev/null
-tandemctl steer hr >/dev/null 2>&1
-ksft_check "the dataset prefetched and steered (16 MiB)" test $? -eq 0
+# a dataset prefetched and steered to node 1 (not in cxl mode: disk DMA into
+# the emulated CXL memory hangs the guest, Documentation/testing.md)
+if [ "${VM_MODE:-numa}" = cxl ]; then
+	ksft_skip "the dataset prefetched and steered" "no disk reads into node 1 in cxl mode"
+else
+	mkdir -p $DS
+	for i in 1 2 3 4 5 6 7 8; do dd if=/dev/urandom of=$DS/f$i bs=1M count=2 2>/dev/null; done
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	tandemctl dataset add hr $DS >/dev/null
+	tandemctl prefetch hr >/dev/null 2>&1
+	cat $DS/f* >/dev/null
+	tandemctl steer hr >/dev/null 2>&1
+	ksft_check "the dataset prefetched and steered (16 MiB)" test $? -eq 0
+fi
 
 # hog MIB: MIB of tmpfs (movable, unreclaimable: no swap), written from node 0's CPUs
 hog() {
@@ -88,7 +93,7 @@ else
 	ksft_skip "cpu_headroom_kb=0 leaves less free" "no headroom in $VM_MODE mode"
 fi
 umount $HOG
-tandemctl dataset del hr >/dev/null
+tandemctl dataset del hr >/dev/null 2>&1
 rm -rf $DS
 ksft_check "unload" rmmod tandem
 ksft_expect_eq "unloaded: node 0 $zone0's protection back to $before" "$(zfield 0 "$zone0" prot)" "$before"
