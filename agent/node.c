@@ -17,6 +17,7 @@
 #include "lib/residency.h"
 #include "lib/util.h"
 #include "metrics/metrics.h"
+#include "scratch/scratch.h"
 #include "node.h"
 
 #define TRK_PAGE 4096.0
@@ -322,7 +323,21 @@ int agent_node_resident(struct agent_node *n, const struct node_ds *d, double *b
 
 int agent_node_metrics(struct agent_node *n, struct tandem_prom *p, const char *node)
 {
-	struct metrics_src src = { .node = node, .trk = n->trk_open ? &n->trk : NULL, .nl = n->nl };
+	struct metrics_src src = { .node = node, .trk = n->trk_open ? &n->trk : NULL, .nl = n->nl,
+				   .nscratch = &n->nscratch };
 
 	return metrics_node_write(p, &src);
+}
+
+bool agent_node_scratch_any(struct agent_node *n)
+{
+	char **names;
+	size_t cnt;
+
+	if (n->nscratch)
+		return true;	/* shown: keep them current, and show one going away */
+	if (scratch_names(&names, &cnt))
+		return false;
+	scratch_names_free(names, cnt);
+	return cnt > 0;
 }

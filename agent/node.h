@@ -36,6 +36,7 @@ struct agent_node {
 	struct tracker trk;
 	struct tnl *nl;			/* the event loop's connection; NULL: not loaded */
 	int efd;			/* eventfd: a registration ended */
+	size_t nscratch;		/* scratch spaces at the last metrics write */
 };
 
 /* One registration (a walk of the dataset and what follows), owned by its thread until done. */
@@ -99,7 +100,9 @@ int agent_node_job_read(struct agent_node *n, const struct node_ds *d, uint32_t 
  * loads minus evictions since the walk on top of what the walk found */
 int agent_node_resident(struct agent_node *n, const struct node_ds *d, double *bytes);
 
-/* the tracker's and tandem.ko's families (ctl/metrics) */
+/* the tracker's, tandem.ko's and the scratch spaces' families (ctl/metrics) */
 int agent_node_metrics(struct agent_node *n, struct tandem_prom *p, const char *node);
+/* whether the metrics show scratch spaces or should (one exists now): refresh them */
+bool agent_node_scratch_any(struct agent_node *n);
 
 #endif

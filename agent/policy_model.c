@@ -417,12 +417,13 @@ static int mp_poll(void *priv, struct tandem_agent *a, uint64_t now)
 				tandem_agent_reevaluate(a, ds);
 		mp->next_check = now + mp->o.recheck_ms;
 	}
-	if (running && now >= mp->next_metrics) {
-		a->metrics_dirty = 1;	/* the tracker's counters move */
+	if (now >= mp->next_metrics) {
+		/* the tracker's counters move while tasks run; a scratch drains */
+		if (running || agent_node_scratch_any(&mp->node))
+			a->metrics_dirty = 1;
 		mp->next_metrics = now + 2000;
 	}
-	if (!held && !running)
-		return -1;
+	/* idle too: a scratch made meanwhile shows within 2 s (a readdir each time) */
 	if (!held)
 		return (int)(mp->next_metrics > now ? mp->next_metrics - now : 0);
 	return (int)(mp->next_check > now ? mp->next_check - now : 0);

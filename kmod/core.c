@@ -94,9 +94,12 @@ static int __init tandem_init(void)
 		pr_err("cxl_node=%d: %s\n", cxl_node, why);
 		return err;
 	}
-	err = tandem_registry_init();
+	err = tandem_headroom_init();
 	if (err)
 		return err;
+	err = tandem_registry_init();
+	if (err)
+		goto out_headroom;
 	err = tandem_steer_init();
 	if (err)
 		goto out_registry;
@@ -117,6 +120,8 @@ out_steer:
 	tandem_steer_exit();
 out_registry:
 	tandem_registry_exit();
+out_headroom:
+	tandem_headroom_exit();
 	return err;
 }
 
@@ -138,6 +143,7 @@ static void __exit tandem_exit(void)
 	tandem_registry_exit();
 	tandem_steer_exit();
 	tandem_sysfs_exit();
+	tandem_headroom_exit();
 	live = atomic64_read(&tandem_live_objects);
 	if (live)
 		pr_err("%lld objects leaked at unload\n", live);

@@ -179,5 +179,6 @@ int tandem_node_set(int nid, const char **why)
 	}
 	WRITE_ONCE(tandem.cxl_node, node);
 	strscpy(tandem.cxl_reason, reason, sizeof(tandem.cxl_reason));
+	tandem_headroom_apply();	/* the CPU nodes' headroom follows the CXL node */
 	return 0;
 }

@@ -117,6 +117,11 @@ int tandem_node_autodetect(char *reason, size_t len);
 int tandem_node_validate(int nid);
 int tandem_node_set(int nid, const char **why);	/* caller holds tandem.lock */
 
+/* headroom.c: memory kept free on the CPU nodes from movable allocations */
+int tandem_headroom_init(void);
+void tandem_headroom_exit(void);
+void tandem_headroom_apply(void);	/* again, after the CXL node changed; takes its own lock */
+
 /* registry.c */
 int tandem_registry_init(void);
 void tandem_registry_exit(void);

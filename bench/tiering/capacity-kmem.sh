@@ -146,7 +146,8 @@ EOP
 	echo "# $r: started $started, host CPU busy $busy%, load $load, other qemu-system: $others"
 	( while sleep 5; do pgrep -c qemu-system || true; done ) >"$out/$r/others" 2>/dev/null &
 	sampler=$!
-	VM_LOGDIR=$out/$r "${cmd[@]}" >"$out/$r/rig.log" 2>&1 || true
+	# one VM at a time on this machine: the rig lock for this boot only
+	VM_LOGDIR=$out/$r flock /tmp/tandem-vm.lock "${cmd[@]}" >"$out/$r/rig.log" 2>&1 || true
 	kill "$sampler" 2>/dev/null || true
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$started" "$busy" "$load" "$others" \
 		"$(sort -n "$out/$r/others" | tail -n 1)" >>"$out/host.tsv"

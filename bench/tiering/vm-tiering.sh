@@ -28,4 +28,9 @@ st=$?
 after=$(vm)
 echo "T vmstat_delta $(echo "$before" "$after" | awk '{
 	for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] in a) printf "%s=%d ", kv[1], kv[2] - a[kv[1]]; else a[kv[1]] = kv[2] } }')"
+# tandem.ko's headroom on the CPU node (Documentation/tiering.md#headroom), if loaded:
+# the parameter and node 0's zones' protection against movable allocations
+echo "T headroom cpu_headroom_kb=$(cat /sys/module/tandem/parameters/cpu_headroom_kb 2>/dev/null ||
+	echo not-loaded) node0_protection_pages=$(awk '/^Node 0, zone/ { z = $4 }
+	z && /protection:/ { gsub(/[(),]/, " "); printf "%s:%s,", z, $5; z = "" }' /proc/zoneinfo)"
 exit $st

@@ -195,6 +195,8 @@ int metrics_node_write(struct tandem_prom *p, const struct metrics_src *src)
 	}
 	write_module(p, src->node, &ms);
 	free(ms.st);
+	e = metrics_scratch_write(p, src->node, src->nscratch);
+	err = err ? err : e;
 	if (s)
 		tracker_snapshot_free(s);
 	return err ? err : p->err;

@@ -4,8 +4,9 @@
  * for node_exporter's textfile collector: per tracker job and dataset the
  * misses, own and shared hits and evictions; per dataset its size, and from
  * tandem.ko its residency per NUMA node and the bytes it steered and
- * prefetched. `tandemctl stats --prometheus` writes them alone; the node
- * agent (agent/) into its own file, next to its decisions.
+ * prefetched; per scratch space its use and drain (scratch.c). `tandemctl
+ * stats --prometheus` writes them alone; the node agent (agent/) into its own
+ * file, next to its decisions.
  * Documentation/slurm.md lists the families.
  */
 #ifndef TANDEM_CTL_METRICS_H
@@ -19,6 +20,7 @@ struct metrics_src {
 	const char *node;		/* the "node" label on every sample */
 	struct tracker *trk;		/* NULL: no tracker families' samples */
 	struct tnl *nl;			/* NULL: no tandem.ko samples */
+	size_t *nscratch;		/* non-NULL: gets the number of scratch spaces */
 };
 
 /*
@@ -27,5 +29,14 @@ struct metrics_src {
  * tracker, of tandem.ko, or of the writer).
  */
 int metrics_node_write(struct tandem_prom *p, const struct metrics_src *src);
+
+/*
+ * The scratch spaces' families (scratch.c), part of metrics_node_write():
+ * per scratch (labels node, scratch, numa_node) its size, use, what waits to
+ * drain, the files made durable and the last one's time. A scratch this
+ * process may not walk (another user's) gets its size and use only.
+ * *nscratch (if given) gets how many there are. 0 or the first error.
+ */
+int metrics_scratch_write(struct tandem_prom *p, const char *node, size_t *nscratch);
 
 #endif

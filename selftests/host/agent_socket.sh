@@ -6,7 +6,10 @@
 # leaves; who may send what (SO_PEERCRED: root, the job's owner, another
 # user); limits (connections, the request timeout, --max-hold); SHUTDOWN
 # releases what is held; a second agent on the same socket refuses to start;
-# the metrics file against promtool and the Python client's parser. ~15 s.
+# the metrics file against promtool and the Python client's parser; a scratch
+# space's families (size, use, pending, drained, last durable time) against
+# tandemctl scratch show and drained.log, before and after its drainer is
+# killed with a file pending. ~15 s.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
@@ -16,12 +19,14 @@ AGENT=${TANDEM_AGENT:-$top/$B/asan/tandem-agent}
 PY=/usr/bin/python3
 CLIENT="$PY $top/selftests/lib/agent_client.py"
 OWNER=nobody OTHER=daemon
-NTESTS=24
+T=${TANDEMCTL:-$top/$B/tandemctl}
+NTESTS=28
 
 ksft_plan $NTESTS
 why=""
 [ "$(id -u)" -eq 0 ] || why="needs root (SO_PEERCRED uid 0 registers)"
 [ -z "$why" ] && [ ! -x "$AGENT" ] && why="no $AGENT"
+[ -z "$why" ] && { [ ! -x "$T" ] || ! command -v jq >/dev/null; } && why="no $T or no jq"
 [ -z "$why" ] && ! id "$OWNER" >/dev/null 2>&1 && why="no user $OWNER"
 [ -z "$why" ] && ! id "$OTHER" >/dev/null 2>&1 && why="no user $OTHER"
 if [ -n "$why" ]; then
@@ -36,10 +41,16 @@ SOCK=$tmp/run/agent.sock
 LOG=$tmp/agent.log
 agent_pid=""
 bg_pids=""
+# the scratch spaces the agent reports: only this test's
+export TANDEM_SCRATCH_DIR=$tmp/scratch
 cleanup() {
+	local pid
 	# shellcheck disable=SC2086
 	[ -n "$bg_pids" ] && kill $bg_pids 2>/dev/null
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
+	pid=$(cat "$TANDEM_SCRATCH_DIR/am/drainer.pid" 2>/dev/null)
+	[ -n "$pid" ] && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = tandem-drain ] && kill -9 "$pid"
+	mountpoint -q "$TANDEM_SCRATCH_DIR/am/mnt" && umount "$TANDEM_SCRATCH_DIR/am/mnt"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -238,6 +249,39 @@ ksft_check "a user's 100 silent connections: 3 stay open (--max-user-conns 3), 9
 ksft_check "... meanwhile root's REGISTER (the plugin) is answered: RELEASE reason=first" \
 	grep -q 'RELEASE id=[0-9]* reason=first' "$tmp/401.out"
 ksft_check "... and another user's STATUS is answered (OK n=1)" sh -c "echo '$r' | grep -q 'OK n=1'"
+
+# 24-27: a scratch space in the agent's metrics (written every 2 s while one exists)
+prom=$tmp/metrics/tandem_agent.prom
+# pm FAMILY: the value of scratch am's sample in the metrics file, empty if none
+pm() { awk -v f="$1" 'index($0, f "{") == 1 && index($0, "scratch=\"am\"") { print $2 }' "$prom"; }
+mkdir -p "$tmp/drain"
+"$T" scratch create am --node 0 --size 16M --drain-to "$tmp/drain" >/dev/null 2>"$tmp/scratch.err"
+ksft_diag "scratch create: $(cat "$tmp/scratch.err")"
+head -c 1048593 /dev/urandom >"$TANDEM_SCRATCH_DIR/am/mnt/ckpt1"
+waitfor "$prom" '^tandem_scratch_drained_files_total\{.*scratch="am".*\} 1$' 10
+first=$(awk '{ print $1; exit }' "$TANDEM_SCRATCH_DIR/am/drained.log" 2>/dev/null)
+got="$(pm tandem_scratch_size_bytes) $(pm tandem_scratch_pending_bytes) $(pm tandem_scratch_pending_files)"
+got="$got $(pm tandem_scratch_drained_files_total) $(pm tandem_scratch_drainer_running)"
+ksft_diag "scratch am: size pending_bytes pending_files drained running = $got; used $(pm tandem_scratch_used_bytes); last durable $(pm tandem_scratch_last_durable_timestamp_seconds), drained.log $first"
+ksft_expect_eq "metrics, a file drained: size 16 MiB, 0 pending bytes and files, 1 drained, drainer up" \
+	"$got" "16777216 0 0 1 1"
+ksft_check "... used >= the file's 1048593 bytes; last durable time = drained.log's (+-1 ms)" \
+	awk -v u="$(pm tandem_scratch_used_bytes)" -v a="$(pm tandem_scratch_last_durable_timestamp_seconds)" \
+	-v b="${first:-x}" 'BEGIN { d = a - b; exit !(u >= 1048593 && b > 0 && d < 0.001 && d > -0.001) }'
+# the drainer killed: a new file stays pending, and the metrics say so
+kill -9 "$(cat "$TANDEM_SCRATCH_DIR/am/drainer.pid")"
+sleep 0.2
+head -c 300000 /dev/urandom >"$TANDEM_SCRATCH_DIR/am/mnt/ckpt2"
+waitfor "$prom" '^tandem_scratch_pending_bytes\{.*scratch="am".*\} 300000$' 10
+got="$(pm tandem_scratch_pending_bytes) $(pm tandem_scratch_pending_files)"
+got="$got $(pm tandem_scratch_drained_files_total) $(pm tandem_scratch_drainer_running)"
+show=$("$T" -j scratch show am | jq -r '"\(.pending_bytes) \(.pending_files)"')
+ksft_diag "after kill -9 of the drainer: pending_bytes pending_files drained running = $got; show: $show"
+ksft_expect_eq "metrics, drainer killed, a 300000-byte file written: 300000 bytes, 1 file pending, 1 drained, drainer down" \
+	"$got" "300000 1 1 0"
+ksft_check "... promtool check metrics passes, and show says the same pending bytes and files" \
+	sh -c "promtool check metrics <'$prom' && [ '$show' = '300000 1' ]"
+"$T" scratch del --force am >/dev/null 2>&1
 stop_agent
 
 ksft_check "no sanitizer report from the agent (ASan, LSan, UBSan)" \

@@ -303,7 +303,7 @@ def module_params():
     """{name: default} from module_param*() and MODULE_PARM_DESC() in kmod/*.c"""
     src = "".join(read("kmod/" + f) for f in sorted(os.listdir(os.path.join(TOP, "kmod")))
                   if f.endswith(".c") and not f.endswith(".mod.c"))
-    names = re.findall(r"module_param(?:_named)?\(\s*(\w+)", src)
+    names = re.findall(r"module_param(?:_named|_cb)?\(\s*(\w+)", src)
     params = {}
     for n in names:
         m = re.search(r"MODULE_PARM_DESC\(\s*%s\s*,((?:\s*\"(?:[^\"\\]|\\.)*\")+)\s*\)" % n, src)

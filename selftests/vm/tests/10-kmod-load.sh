@@ -5,7 +5,7 @@
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 P=/sys/module/tandem/parameters
 S=/sys/kernel/tandem
-ksft_plan 41
+ksft_plan 42
 
 load() { rmmod tandem 2>/dev/null; insmod "$KO" "$@"; }
 
@@ -76,7 +76,7 @@ EOT
 
 # modinfo: every parameter described with unit and default
 parms=$(/usr/sbin/modinfo -F parm "$KO")
-for p in cxl_node steer prefetch_kbps steer_kbps max_datasets max_files steer_batch; do
+for p in cxl_node steer prefetch_kbps steer_kbps max_datasets max_files steer_batch cpu_headroom_kb; do
 	line=$(echo "$parms" | grep "^$p:")
 	case $line in
 	*"default: "*) ksft_pass "modinfo describes $p with its default" ;;

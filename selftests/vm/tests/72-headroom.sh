@@ -1,0 +1,107 @@
+#!/bin/sh
+# Headroom on the CPU node (Documentation/tiering.md#headroom), from
+# /proc/zoneinfo: with a ZONE_MOVABLE CXL node (kmem, cxl modes) tandem.ko
+# adds cpu_headroom_kb (default: the CXL node's ZONE_MOVABLE / 32) to node
+# 0's largest zone's protection against movable allocations (-2 is refused);
+# a dataset prefetched and steered to node 1, then a tmpfs hog larger than
+# node 0's free memory, leave node 0's zone at least min + headroom free (the
+# hog spills to node 1); with cpu_headroom_kb=0 a smaller hog (node 0's free
+# memory less half the headroom) already takes it below (so the check can
+# fail); unload gives the protection back. numa mode (node 1 plain memory,
+# which the kernel's own allocations may use): no headroom added. ~15 s.
+. /lib/ksft/ksft.sh
+KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
+P=/sys/module/tandem/parameters/cpu_headroom_kb
+DS=/mnt/data/headroom-ds
+HOG=/tmp/headroom-hog
+ksft_plan 8
+
+# zfield NODE ZONE FIELD: "free" (pages free), min, managed, or "prot" (the
+# protection against ZONE_MOVABLE allocations: lowmem_reserve[3])
+zfield() {
+	awk -v n="$1" -v z="$2" -v f="$3" '
+	/^Node / { sub(",", "", $2); cur = ($2 == n && $4 == z); next }
+	!cur { next }
+	f == "free" && $1 == "pages" && $2 == "free" { print $3; exit }
+	f == "prot" && $1 == "protection:" { gsub(/[(),]/, " "); print $5; exit }
+	$1 == f && NF == 2 { print $2; exit }' /proc/zoneinfo
+}
+# node 0's largest zone below Movable, by managed pages
+zone0=$(for z in DMA DMA32 Normal; do echo "$(zfield 0 $z managed) $z"; done |
+	sort -n | tail -1 | cut -d' ' -f2)
+movable1=$(zfield 1 Movable managed)
+present0=$(awk '/MemTotal/ { print int($4 / 4) }' /sys/devices/system/node/node0/meminfo)
+want=$(( ${movable1:-0} / 32 ))
+[ "$want" -gt $((present0 / 4)) ] && want=$((present0 / 4))
+ksft_diag "node 0 zone $zone0; node 1 Movable managed ${movable1:-0} pages: headroom $want pages"
+
+rmmod tandem 2>/dev/null
+before=$(zfield 0 "$zone0" prot)
+insmod "$KO"
+ksft_expect_eq "loaded: node 0 $zone0's protection against movable allocations + $want pages" \
+	"$(zfield 0 "$zone0" prot)" "$((before + want))"
+
+if echo -2 2>/dev/null >$P; then rc=0; else rc=1; fi
+ksft_expect_eq "cpu_headroom_kb=-2 refused, the parameter and the protection unchanged" \
+	"$([ $rc -ne 0 ] && echo refused) $(cat $P) $(zfield 0 "$zone0" prot)" "refused -1 $((before + want))"
+# a dataset prefetched and steered to node 1 (not in cxl mode: disk DMA into
+# the emulated CXL memory hangs the guest, Documentation/testing.md)
+if [ "${VM_MODE:-numa}" = cxl ]; then
+	ksft_skip "the dataset prefetched and steered" "no disk reads into node 1 in cxl mode"
+else
+	mkdir -p $DS
+	for i in 1 2 3 4 5 6 7 8; do dd if=/dev/urandom of=$DS/f$i bs=1M count=2 2>/dev/null; done
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	tandemctl dataset add hr $DS >/dev/null
+	tandemctl prefetch hr >/dev/null 2>&1
+	cat $DS/f* >/dev/null
+	tandemctl steer hr >/dev/null 2>&1
+	ksft_check "the dataset prefetched and steered (16 MiB)" test $? -eq 0
+fi
+
+# hog MIB: MIB of tmpfs (movable, unreclaimable: no swap), written from node 0's CPUs
+hog() {
+	umount $HOG 2>/dev/null
+	mkdir -p $HOG
+	mount -t tmpfs -o size=512m none $HOG
+	dd if=/dev/zero of=$HOG/f bs=1M count="$1" 2>/dev/null
+}
+if [ "${VM_MODE:-numa}" = cxl ]; then
+	# node 0 short of memory sends the next disk reads' page cache to node 1
+	for c in "free >= min + headroom" "the hog spilled to node 1" "cpu_headroom_kb=0 leaves less free"; do
+		ksft_skip "$c" "node 0 is not filled in cxl mode (disk DMA into node 1 hangs the guest)"
+	done
+else
+	# node 0 zone's free memory + 32 MiB
+	hog $(( $(zfield 0 "$zone0" free) / 256 + 32 ))
+	free=$(zfield 0 "$zone0" free) min=$(zfield 0 "$zone0" min)
+	shm1=$(awk '/ Shmem: / { print $4 }' /sys/devices/system/node/node1/meminfo)
+	ksft_diag "with headroom: node 0 $zone0 free $free pages, min $min, node 1 Shmem $shm1 kB"
+	ksft_check "with headroom: node 0 $zone0 free >= min + headroom ($free >= $min + $want)" \
+		test "$free" -ge $((min + want))
+	ksft_check "... the hog spilled to node 1 (its Shmem >= 16 MiB)" test "${shm1:-0}" -ge 16384
+
+	if [ "$want" -gt 0 ]; then
+		rm -f $HOG/f
+		echo 0 >$P
+		# not more than node 0's free memory less half the headroom: more takes
+		# node 0 to its low watermark, and the next fork's page-table allocation
+		# (GFP_KERNEL, which node 1's ZONE_MOVABLE cannot serve) finds nothing to
+		# reclaim: "Out of memory and no killable processes", a panic (seen)
+		hog $(( ($(zfield 0 "$zone0" free) - want / 2) / 256 ))
+		free0=$(zfield 0 "$zone0" free)
+		ksft_diag "cpu_headroom_kb=0: node 0 $zone0 free $free0 pages, protection $(zfield 0 "$zone0" prot)"
+		ksft_check "cpu_headroom_kb=0: protection back to $before, a smaller hog leaves free < min + headroom" \
+			test "$(zfield 0 "$zone0" prot)" -eq "$before" -a "$free0" -lt $((min + want))
+		echo -1 >$P
+	else
+		ksft_skip "cpu_headroom_kb=0 leaves less free" "no headroom in $VM_MODE mode"
+	fi
+	umount $HOG
+fi
+tandemctl dataset del hr >/dev/null 2>&1
+rm -rf $DS
+ksft_check "unload" rmmod tandem
+ksft_expect_eq "unloaded: node 0 $zone0's protection back to $before" "$(zfield 0 "$zone0" prot)" "$before"
+ksft_finish
