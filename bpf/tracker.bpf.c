@@ -749,9 +749,57 @@ static __always_inline void vma_cache_put(struct pending *p, __u32 seq, __u64 mm
 }
 
 /*
- * Every user page fault of a job's process: the faulting page's folio is
- * what gets mapped when fault-around does not report it (PMD mappings,
- * the folio filemap_fault() returns).
+ * A fault at INDEX of dataset file F: the folio there counted now when it
+ * is cached, else at the thread's next fault or exit (fault_flush()).
+ */
+static __always_inline void fault_at(struct task_struct *task, __u32 job,
+				     const struct tandem_trk_file *f, __u64 index,
+				     __s64 eof)
+{
+	struct pending *p;
+	__u64 head;
+
+	if (!(index >> 32) &&
+	    extent_find((__u64)f->file_id << 32, index, file_orders(f->file_id), &head)) {
+		map_folios(job, f, index, index, eof);
+		return;
+	}
+	p = bpf_task_storage_get(&pending, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p) {
+		GLOBAL_INC(pending_alloc_failed, 1);
+		return;
+	}
+	p->fault_file_id = f->file_id;
+	p->fault_dataset = f->dataset;
+	p->fault_index = index;
+	p->fault_eof = eof;
+	p->job = job;
+	p->fault_valid = 1;
+}
+
+/* x86 page-fault error code (arch/x86/include/asm/trap_pf.h) */
+#define TRK_PF_PROT	(1UL << 0)	/* the page was present */
+#define TRK_PF_WRITE	(1UL << 1)
+#define TRK_PF_INSTR	(1UL << 4)	/* an instruction fetch */
+
+/*
+ * Every user page fault: the faulting page's folio is what gets mapped when
+ * neither tracepoint of the file reports it, which is a read fault whose
+ * page fault-around maps as a PMD (filemap_map_pmd(): no tracepoint). Only
+ * read faults on a page not present need the VMA here, and only in a job:
+ *   - a write fault on a file page not present goes through filemap_fault()
+ *     (do_cow_fault(), do_shared_fault(): no fault-around), which
+ *     trk_tp_filemap_fault sees with the file and index;
+ *   - a fault on a present page (PROT: copy-on-write, write-protect) maps
+ *     no new page: the page was mapped, and counted, when it became present;
+ *   - an instruction fetch maps the code of a program or library; a dataset
+ *     file mapped executable and run from is not counted (fault-around's
+ *     PMD case only; its other pages are still seen by map_pages).
+ * Those were most faults, and each cost a VMA lookup (bpf_find_vma(), with
+ * IRQs off: its irq_work) before anything knew it was on no dataset file:
+ * `cat` takes one write fault per file, on the buffer it allocates
+ * (Documentation/tracker.md, "At small-file scale"). They now cost a
+ * task-storage lookup, for the thread's pending fault.
  */
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
@@ -761,10 +809,20 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	struct fault_ctx fc = {};
 	struct tandem_trk_file *f;
 	struct pending *p;
-	__u32 job = current_job(), seq = 0;
-	__u64 head, mm = 0, index;
+	__u32 job, seq = 0;
+	__u64 mm = 0, index;
 	bool seq_ok;
 
+	if (error_code & (TRK_PF_PROT | TRK_PF_WRITE | TRK_PF_INSTR)) {
+		p = bpf_task_storage_get(&pending, task, NULL, 0);
+		if (p && p->fault_valid) {
+			job = current_job();
+			if (job)
+				fault_flush(p, job);
+		}
+		return 0;
+	}
+	job = current_job();
 	if (!job)
 		return 0;
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
@@ -788,24 +846,34 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 		return 0;
 	index = fc.pgoff + ((address - fc.start) >> PAGE_SHIFT_4K);
 	f = lookup_file(fc.mapping);
-	if (!f)
+	if (f)
+		fault_at(task, job, f, index, eof_page(fc.mapping));
+	return 0;
+}
+
+/*
+ * filemap_fault(): a fault on a file page that fault-around did not map
+ * (not cached, locked, not up to date), and every write fault on a file
+ * page not present (copy-on-write of a private mapping, a shared mapping).
+ * The file and index come with it, so no VMA is looked up. A read fault
+ * gets here after trk_tp_page_fault saw it: counting the page twice is
+ * harmless, the second finds it mapped by the same process.
+ */
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(trk_tp_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	struct tandem_trk_file_key key = {};
+	struct tandem_trk_file *f;
+	__u32 job;
+
+	if (!file_key_btf(mapping, &key))
 		return 0;
-	if (!(index >> 32) &&
-	    extent_find((__u64)f->file_id << 32, index, file_orders(f->file_id), &head)) {
-		map_folios(job, f, index, index, eof_page(fc.mapping));
+	job = current_job();
+	if (!job)
 		return 0;
-	}
-	p = bpf_task_storage_get(&pending, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!p) {
-		GLOBAL_INC(pending_alloc_failed, 1);
-		return 0;
-	}
-	p->fault_file_id = f->file_id;
-	p->fault_dataset = f->dataset;
-	p->fault_index = index;
-	p->fault_eof = eof_page(fc.mapping);
-	p->job = job;
-	p->fault_valid = 1;
+	f = bpf_map_lookup_elem(&files, &key);
+	if (f)
+		fault_at(bpf_get_current_task_btf(), job, f, index, eof_page(mapping));
 	return 0;
 }
 

@@ -17,7 +17,7 @@
 
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	4
+#define TANDEM_TRK_VERSION	5
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -170,7 +170,7 @@ struct tandem_trk_global {
 };
 
 /* meta: one slot, written by the loader, for `tracker status` */
-#define TANDEM_TRK_ATTACH_LEN	56
+#define TANDEM_TRK_ATTACH_LEN	80	/* layout 5: 56 before */
 struct tandem_trk_meta {
 	__u32 version;
 	__u32 max_pages;

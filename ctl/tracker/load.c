@@ -43,7 +43,7 @@
 #endif
 
 #define MAX_CANDIDATES	5
-#define MAX_PROGS	2
+#define MAX_PROGS	3
 
 struct candidate {
 	enum tracker_kind kind;
@@ -76,7 +76,8 @@ static const struct hook hooks[TANDEM_TRK_NR_HOOKS] = {
 		{ TRACKER_KIND_KPROBE, { "trk_kprobe_read", "trk_kretprobe_read" } },
 	} },
 	[TANDEM_TRK_HOOK_MMAP] = { "mmap", {
-		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_map_pages", "trk_tp_page_fault" } },
+		{ TRACKER_KIND_TRACEPOINT, { "trk_tp_map_pages", "trk_tp_page_fault",
+					      "trk_tp_filemap_fault" } },
 		{ TRACKER_KIND_FENTRY, { "trk_fentry_set_pte" } },
 		{ TRACKER_KIND_FENTRY, { "trk_fentry_set_pte_range" } },
 		{ TRACKER_KIND_KPROBE, { "trk_kprobe_set_pte" } },

@@ -69,9 +69,11 @@ static int read_file(const char *path)
  * One load per page through the mapping: each page faulted once. OVER_ANON:
  * the file is mapped (MAP_FIXED) over anonymous memory faulted in just
  * before, which the tracker's per-thread VMA cache (tracker.bpf.c,
- * vma_cached()) has as anonymous, and must see that the VMA changed.
+ * vma_cached()) has as anonymous, and must see that the VMA changed. COW:
+ * one store per page of a private writable mapping instead (copy-on-write
+ * write faults, which only mm_filemap_fault reports with the file).
  */
-static int mmap_file(const char *path, bool over_anon)
+static int mmap_file(const char *path, bool over_anon, bool cow)
 {
 	volatile unsigned char sum = 0;
 	struct stat st;
@@ -90,15 +92,20 @@ static int mmap_file(const char *path, bool over_anon)
 		for (off_t off = 0; off < st.st_size; off += 4096)
 			p[off] = 1;
 	}
-	q = mmap(p, st.st_size, PROT_READ, MAP_SHARED | (over_anon ? MAP_FIXED : 0), fd, 0);
+	q = mmap(p, st.st_size, PROT_READ | (cow ? PROT_WRITE : 0),
+		 (cow ? MAP_PRIVATE : MAP_SHARED) | (over_anon ? MAP_FIXED : 0), fd, 0);
 	close(fd);
 	if (q == MAP_FAILED || (over_anon && q != p)) {
 		if (over_anon)
 			munmap(p, st.st_size);
 		return -1;
 	}
-	for (off_t off = 0; off < st.st_size; off += 4096)
-		sum += q[off];
+	for (off_t off = 0; off < st.st_size; off += 4096) {
+		if (cow)
+			q[off] = 1;
+		else
+			sum += q[off];
+	}
 	munmap(q, st.st_size);
 	return 0;
 }
@@ -135,7 +142,7 @@ static void *thread_read(void *path)
 }
 
 /*
- * MODE: read | mmap | mmap-over-anon | fork-read (a child process reads) | thread-read (a
+ * MODE: read | mmap | mmap-over-anon | mmap-cow | fork-read (a child process reads) | thread-read (a
  * second thread reads) | wait-read (reads after a byte arrives on stdin) |
  * read-wait (reads, writes a byte to stdout, exits after a byte arrives on
  * stdin) | read-half (the first half of each file) | exit (exits with the
@@ -151,8 +158,10 @@ static int reader_main(int argc, char **argv)
 
 		if (!strcmp(mode, "read")) {
 			err = read_file(f);
-		} else if (!strcmp(mode, "mmap") || !strcmp(mode, "mmap-over-anon")) {
-			err = mmap_file(f, !strcmp(mode, "mmap-over-anon"));
+		} else if (!strcmp(mode, "mmap") || !strcmp(mode, "mmap-over-anon") ||
+			   !strcmp(mode, "mmap-cow")) {
+			err = mmap_file(f, !strcmp(mode, "mmap-over-anon"),
+					!strcmp(mode, "mmap-cow"));
 		} else if (!strcmp(mode, "fork-read")) {
 			pid_t pid = fork();
 			int st;
