@@ -201,9 +201,10 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
 /*
  * The learned read order (Documentation/model.md): where this run's order
  * is kept, and whether the prefetch runs in the one kept there. With
- * --learn-order FILE always (recording needs CAP_SYS_ADMIN, the prefetch
- * tandem.ko); without it only when tandem.ko steers this run's dataset and
- * we are root, in LEARN_DIR under a key of the dataset and the commands.
+ * --learn-order FILE always (recording needs CAP_SYS_ADMIN; the prefetch is
+ * tandem.ko's, or without it a thread of tandemctl: release/prefetch.c);
+ * without it only when tandem.ko steers this run's dataset and we are root,
+ * in LEARN_DIR under a key of the dataset and the commands.
  * A learned order is prefetched by only once two runs agreed on it, and
  * then as the plan says (plan.c: merged by need or by position, or not at
  * all when the model predicts the run faster without it).
@@ -262,7 +263,7 @@ static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct t
 		l->unused_why = "--prefetch-order given";
 	else if (!l->old.stable)
 		l->unused_why = "seen in one run only";
-	else if (!nl || c->no_register)
+	else if (c->no_register)
 		l->unused_why = "tandem.ko not used";
 	else if (l->old.seqs.n != c->ncmds)
 		l->unused_why = "learned for another number of instances";
@@ -364,6 +365,8 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 		.prefetch_source = c->prefetch_order ? "file" : c->learn.used ? "learned" : NULL,
 		.prefetch_order = c->learn.used ? rel_pf_plan_name(plan->pf) : NULL,
 	};
+	/* without tandem.ko, tandemctl prefetches the learned order itself */
+	struct rel_uprefetch upf = { .files = &c->order, .cap_bps = plan->pf_cap, .report = &mod };
 	struct rel_tracker trk = { 0 };
 	struct rel_report rep = {
 		.run = r, .plan = plan,
@@ -388,6 +391,8 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 		rel_hook_add(r, &rel_tracker_ops, &trk);
 	if (c->learn.file)
 		rel_hook_add(r, &rel_order_ops, &c->learn.rec);
+	if (!nl && c->learn.used)
+		rel_hook_add(r, &rel_uprefetch_ops, &upf);
 	fflush(stdout);		/* nothing buffered may be written twice by a child */
 	err = rel_run(r);
 	if (err == REL_EREFUSED)

@@ -31,6 +31,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -174,6 +175,7 @@ struct rel_module {
 	const struct file_list *prefetch;
 	const char *prefetch_source;	/* "file" (--prefetch-order) or "learned" */
 	const char *prefetch_order;	/* learned: its merge (rel_pf_plan_name()) */
+	const char *prefetch_by;	/* who prefetched: NULL (tandem.ko) or "tandemctl" */
 	/* out */
 	bool registered;
 	bool prefetch_started;		/* cancelled at the end if still running */
@@ -193,6 +195,32 @@ struct rel_module {
 };
 
 extern const struct rel_ops rel_module_ops;
+
+/*
+ * Without tandem.ko (prefetch.c): a thread of tandemctl reads files in
+ * their order (1 MiB pread()s, one at a time, paced by cap_bps) from the
+ * registration, just before the first release, until it is through or the
+ * jobs have ended; its figures go to *report (prefetch_by "tandemctl").
+ */
+struct rel_uprefetch {
+	/* in */
+	const struct file_list *files;
+	double cap_bps;			/* 0: none */
+	struct rel_module *report;	/* where the report finds its figures, or NULL */
+	/* out (after finish) */
+	uint8_t state;			/* TANDEM_PREFETCH_* */
+	uint64_t total;			/* pages of its files */
+	double seconds;			/* its time: to its end, or to the jobs' end */
+	int err;			/* why it failed */
+	/* inside */
+	bool started;
+	pthread_t tid;
+	double t_start;			/* monotonic */
+	atomic_bool stop;
+	atomic_uint_fast64_t pages;	/* read or found cached */
+};
+
+extern const struct rel_ops rel_uprefetch_ops;
 
 #define REL_TRACKER_MAX_JOBS 256
 

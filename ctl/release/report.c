@@ -333,6 +333,7 @@ static void print_prefetch(const struct rel_report *rep)
 		out_str("order", ", by %s", m->prefetch_order);
 	else
 		out_null("order", NULL);
+	out_str("by", m->prefetch_by ? ", read by %s" : NULL, m->prefetch_by ? m->prefetch_by : "tandem.ko");
 	out_u64("pages", "): %llu", m->pf_done);
 	out_u64("pages_total", " of %llu pages read or found cached", m->pf_total);
 	out_double("seconds", " in %.2f s", m->pf_seconds);

@@ -11,9 +11,9 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 17
+ksft_plan 18
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
-	for i in $(seq 17); do ksft_skip "run $i" "needs $T and jq"; done
+	for i in $(seq 18); do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
 fi
 tmp=$(mktemp -d /tmp/tandem-run-XXXXXX)
@@ -140,6 +140,7 @@ ksft_check "learned order: each job's first opens are its loadgen order (16 file
 ksft_check "learned order: a second run repeats it (displacement 0): kept as stable" \
 	eval 'test "$(jq -c ".read_order | [.displacement, .coverage, .stable, .used, .unused_why]" "$tmp/r14.json")" = \
 		"[0,1,true,false,\"seen in one run only\"]" && grep -q "^# stable 1" "$tmp/learn"'
+cp "$tmp/learn" "$tmp/learn14"
 "$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn" --report "$tmp/r15.json" -- \
 	$lg 7 ::: $lg 8 >/dev/null 2>&1
 ksft_diag "other seeds: displacement $(jq .read_order.displacement "$tmp/r15.json")"
@@ -158,4 +159,28 @@ ksft_check "learned order: a run with a failed job keeps nothing" \
 ksft_diag "3 epochs: $(jq -c '.read_order | {files_recorded, opens, stopped_early}' "$tmp/r17.json")"
 ksft_check "learned order: recording stops once every job opened every file" \
 	eval 'jq -e ".read_order | .files_recorded == 32 and .opens < 96 and .stopped_early and .saved" "$tmp/r17.json" >/dev/null'
+# 18: without tandem.ko, tandemctl's own thread prefetches a stable learned
+# order (a copy of 14's, two instances): the files evicted first, two jobs
+# that read nothing; the thread reads every page of the order, and every
+# page is cached after the run
+cp "$tmp/learn14" "$tmp/learn18"
+for f in "$ds"/*; do dd if="$f" iflag=nocache count=0 2>/dev/null; done
+before=$(fincore -nb -o RES "$ds"/* | awk '{ s += int(($1 + 4095) / 4096) } END { print s + 0 }')
+"$T" run --dataset "$ds" --no-track --learn-order "$tmp/learn18" --report "$tmp/r18.json" -- \
+	sleep 1 ::: sleep 1 >/dev/null 2>&1
+pages=0 cached=0
+for f in "$ds"/*; do
+	pages=$((pages + ($(stat -c %s "$f") + 4095) / 4096))
+	cached=$((cached + $(fincore -nb -o RES "$f" | awk '{ print int(($1 + 4095) / 4096) }')))
+done
+ksft_diag "prefetch: $(jq -c '.prefetch | {by, source, order, pages, pages_total, state, finished_s}' "$tmp/r18.json"), $before cached before, $cached of $pages after"
+if [ -e /sys/module/tandem ]; then
+	ksft_skip "learned order without tandem.ko: tandemctl prefetches it" "tandem.ko is loaded here"
+else
+	ksft_check "learned order without tandem.ko: tandemctl prefetches it, every page" \
+		eval 'jq -e --argjson p $pages ".read_order.used and .prefetch.by == \"tandemctl\" and
+			.prefetch.source == \"learned\" and .prefetch.state == \"done\" and
+			.prefetch.pages == \$p and .prefetch.pages_total == \$p" "$tmp/r18.json" >/dev/null &&
+		      test $before -lt $pages -a $cached -eq $pages'
+fi
 ksft_finish
