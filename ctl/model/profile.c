@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Calibration profile: JSON load/save and instance descriptions. */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,18 +53,63 @@ struct inst_kv {
 	bool have_rate;
 };
 
+/* keys whose value is one double of struct model_inst, as one parser reads it */
+static const struct {
+	const char *key;
+	int (*parse)(const char *s, double *out);
+	size_t off;
+} inst_doubles[] = {
+	{ "window", units_parse_size, offsetof(struct model_inst, window) },
+	{ "mem", units_parse_size, offsetof(struct model_inst, mem) },
+	{ "startup", units_parse_duration, offsetof(struct model_inst, startup) },
+	/* CPU-seconds */
+	{ "startup_cpu", units_parse_duration, offsetof(struct model_inst, startup_cpu) },
+	{ "gap", units_parse_duration, offsetof(struct model_inst, epoch_gap) },
+	{ "exit", units_parse_duration, offsetof(struct model_inst, exit) },
+	{ "sample_bytes", units_parse_size, offsetof(struct model_inst, sample_bytes) },
+};
+
+/* a bounded count (epochs=, batch=, streams=) */
+static int inst_count(const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (units_parse_bytes(val, out) || *out < lo || *out > hi)
+		return -EINVAL;
+	return 0;
+}
+
+/* CPU-seconds per MiB (cpu=, cpu_task=), what a user can measure, per byte */
+static int inst_cpu(const char *val, double *per_byte)
+{
+	double d;
+
+	if (units_parse_size(val, &d))
+		return -EINVAL;
+	*per_byte = d / (1024.0 * 1024.0);
+	return 0;
+}
+
+/* a string of at least one character that fits buf (name=, graph=) */
+static int inst_str(const char *val, char *buf, size_t len)
+{
+	if (!*val || strlen(val) >= len)
+		return -EINVAL;
+	snprintf(buf, len, "%s", val);
+	return 0;
+}
+
 static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
 		    const char *val)
 {
-	double d;
 	uint64_t u;
+	int err;
 
-	if (!strcmp(key, "name")) {
-		if (strlen(val) >= sizeof(in->name) || !*val)
-			return -EINVAL;
-		snprintf(in->name, sizeof(in->name), "%s", val);
-		return 0;
-	}
+	for (size_t i = 0; i < sizeof(inst_doubles) / sizeof(inst_doubles[0]); i++)
+		if (!strcmp(key, inst_doubles[i].key))
+			return inst_doubles[i].parse(val, (double *)((char *)in + inst_doubles[i].off));
+	if (!strcmp(key, "name"))
+		return inst_str(val, in->name, sizeof(in->name));
+	if (!strcmp(key, "graph"))
+		return inst_str(val, in->graph, sizeof(in->graph));
 	if (!strcmp(key, "rate")) {
 		kv->have_rate = true;
 		return units_parse_size(val, &in->rate);
@@ -72,60 +118,28 @@ static int inst_key(struct model_inst *in, struct inst_kv *kv, const char *key,
 		return units_parse_duration(val, &kv->step);
 	if (!strcmp(key, "sample"))
 		return units_parse_size(val, &kv->sample);
-	if (!strcmp(key, "epochs")) {
-		if (units_parse_bytes(val, &u) || u > 1000000)
-			return -EINVAL;
-		in->epochs = u;
-		return 0;
-	}
 	if (!strcmp(key, "order"))
 		return model_order_parse(val, &in->order);
 	if (!strcmp(key, "seed"))
 		return units_parse_bytes(val, &in->seed);
-	if (!strcmp(key, "window"))
-		return units_parse_size(val, &in->window);
-	if (!strcmp(key, "mem"))
-		return units_parse_size(val, &in->mem);
-	if (!strcmp(key, "cpu")) {
-		/* CPU-seconds per MiB is what a user can measure */
-		if (units_parse_size(val, &d))
-			return -EINVAL;
-		in->cpu_per_byte = d / (1024.0 * 1024.0);
-		return 0;
-	}
-	if (!strcmp(key, "startup"))
-		return units_parse_duration(val, &in->startup);
-	if (!strcmp(key, "startup_cpu"))	/* CPU-seconds */
-		return units_parse_duration(val, &in->startup_cpu);
-	if (!strcmp(key, "gap"))
-		return units_parse_duration(val, &in->epoch_gap);
-	if (!strcmp(key, "exit"))
-		return units_parse_duration(val, &in->exit);
-	if (!strcmp(key, "cpu_task")) {	/* CPU-seconds per MiB, as cpu= */
-		if (units_parse_size(val, &d))
-			return -EINVAL;
-		in->cpu_task_per_byte = d / (1024.0 * 1024.0);
-		return 0;
-	}
-	if (!strcmp(key, "graph")) {
-		if (!*val || strlen(val) >= sizeof(in->graph))
-			return -EINVAL;
-		snprintf(in->graph, sizeof(in->graph), "%s", val);
-		return 0;
+	if (!strcmp(key, "cpu"))
+		return inst_cpu(val, &in->cpu_per_byte);
+	if (!strcmp(key, "cpu_task"))
+		return inst_cpu(val, &in->cpu_task_per_byte);
+	if (!strcmp(key, "epochs")) {
+		err = inst_count(val, 0, 1000000, &u);
+		in->epochs = err ? in->epochs : u;
+		return err;
 	}
 	if (!strcmp(key, "batch")) {
-		if (units_parse_bytes(val, &u) || u < 1 || u > 1000000)
-			return -EINVAL;
-		in->batch = u;
-		return 0;
+		err = inst_count(val, 1, 1000000, &u);
+		in->batch = err ? in->batch : u;
+		return err;
 	}
-	if (!strcmp(key, "sample_bytes"))
-		return units_parse_size(val, &in->sample_bytes);
 	if (!strcmp(key, "streams")) {
-		if (units_parse_bytes(val, &u) || u > 1024)
-			return -EINVAL;
-		in->streams = u;
-		return 0;
+		err = inst_count(val, 0, 1024, &u);
+		in->streams = err ? in->streams : u;
+		return err;
 	}
 	return -ENOENT;
 }
