@@ -105,67 +105,72 @@ static int parse_model_opt(int c, const char *arg, struct model_policy_opts *m)
 	return 1;
 }
 
+static const struct option agent_options[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "log", required_argument, NULL, 'l' },
+	{ "metrics-dir", required_argument, NULL, 'm' },
+	{ "max-hold", required_argument, NULL, 'H' },
+	{ "auto-stagger", required_argument, NULL, 'a' },
+	{ "node", required_argument, NULL, 'n' },
+	{ "max-conns", required_argument, NULL, 'c' },
+	{ "max-user-conns", required_argument, NULL, 'u' },
+	{ "profile-dir", required_argument, NULL, 'P' },
+	{ "min-gain", required_argument, NULL, 'g' },
+	{ "recheck", required_argument, NULL, 'r' },
+	{ "no-tracker", no_argument, NULL, 'T' },
+	{ "tracker-pages", required_argument, NULL, 'p' },
+	{ "no-module", no_argument, NULL, 'M' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* one of the agent's own options (parse_model_opt has the model's): 0, or -1 */
+static int parse_agent_opt(int c, const char *arg, struct tandem_agent_opts *o)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 's': o->socket_path = arg; return 0;
+	case 'l': o->log_path = arg; return 0;
+	case 'm': o->metrics_dir = arg; return 0;
+	case 'n': o->node = arg; return 0;
+	case 'H':
+		if (parse_num("--max-hold", arg, 1, TANDEM_AGENT_HOLD_MAX_S, &v))
+			return -1;
+		o->max_hold_s = (uint32_t)v;
+		return 0;
+	case 'a':
+		return parse_ms("--auto-stagger", arg, &o->auto_ms) ? -1 : 0;
+	case 'c':
+		if (parse_num("--max-conns", arg, 1, 65536, &v))
+			return -1;
+		o->max_conns = (unsigned int)v;
+		return 0;
+	case 'u':
+		if (parse_num("--max-user-conns", arg, 1, 65536, &v))
+			return -1;
+		o->max_user_conns = (unsigned int)v;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(EXIT_SUCCESS);
+	default:
+		usage(stderr);
+		return -1;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct tandem_agent_opts *o,
 		      struct model_policy_opts *m)
 {
-	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "log", required_argument, NULL, 'l' },
-		{ "metrics-dir", required_argument, NULL, 'm' },
-		{ "max-hold", required_argument, NULL, 'H' },
-		{ "auto-stagger", required_argument, NULL, 'a' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "max-conns", required_argument, NULL, 'c' },
-		{ "max-user-conns", required_argument, NULL, 'u' },
-		{ "profile-dir", required_argument, NULL, 'P' },
-		{ "min-gain", required_argument, NULL, 'g' },
-		{ "recheck", required_argument, NULL, 'r' },
-		{ "no-tracker", no_argument, NULL, 'T' },
-		{ "tracker-pages", required_argument, NULL, 'p' },
-		{ "no-module", no_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	unsigned long v;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", agent_options, NULL)) != -1) {
 		r = parse_model_opt(c, optarg, m);
 		if (r < 0)
 			return -1;
-		if (!r)
-			continue;
-		switch (c) {
-		case 's': o->socket_path = optarg; break;
-		case 'l': o->log_path = optarg; break;
-		case 'm': o->metrics_dir = optarg; break;
-		case 'n': o->node = optarg; break;
-		case 'H':
-			if (parse_num("--max-hold", optarg, 1, TANDEM_AGENT_HOLD_MAX_S, &v))
-				return -1;
-			o->max_hold_s = (uint32_t)v;
-			break;
-		case 'a':
-			if (parse_ms("--auto-stagger", optarg, &o->auto_ms))
-				return -1;
-			break;
-		case 'c':
-			if (parse_num("--max-conns", optarg, 1, 65536, &v))
-				return -1;
-			o->max_conns = (unsigned int)v;
-			break;
-		case 'u':
-			if (parse_num("--max-user-conns", optarg, 1, 65536, &v))
-				return -1;
-			o->max_user_conns = (unsigned int)v;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_SUCCESS);
-		default:
-			usage(stderr);
+		if (r && parse_agent_opt(c, optarg, o))
 			return -1;
-		}
 	}
 	if (optind != argc) {
 		usage(stderr);
