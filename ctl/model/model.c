@@ -459,6 +459,58 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 	}
 }
 
+struct cpu_share {
+	double unit[MODEL_MAX_INST];	/* cores per unit of want (with contention) */
+	double task[MODEL_MAX_INST];	/* the busiest task's part of unit */
+	double want[MODEL_MAX_INST];	/* bytes/s, or 1 for a start-up */
+	double demand[MODEL_MAX_INST];	/* want * unit cores; 0: none or satisfied */
+	int left;			/* instances with a demand */
+};
+
+/* Each instance's rate before the CPUs are shared, and its wants of them. */
+static void cpu_wants(struct model *m, struct cpu_share *c)
+{
+	c->left = 0;
+	for (int i = 0; i < m->n; i++) {
+		struct inst_state *st = &m->st[i];
+		const struct model_inst *in = &m->inst[i];
+		bool busy = st->state == ST_RUN && !st->in_gap &&
+			    st->rpos * m->s - st->cpos > m->eps;
+
+		st->rate = busy ? in->rate : 0;
+		st->srate = 1;
+		c->demand[i] = c->unit[i] = 0;
+		if (m->sys.ncpu <= 0)
+			continue;
+		if (st->state == ST_START && in->startup_cpu > 0) {
+			c->unit[i] = c->task[i] = fmin(1, in->startup_cpu / in->startup);
+		} else if (busy && in->cpu_per_byte > 0) {
+			c->unit[i] = in->cpu_per_byte;
+			c->task[i] = in->cpu_task_per_byte > 0 ?
+				     fmin(in->cpu_task_per_byte, c->unit[i]) : c->unit[i];
+		}
+		if (c->unit[i] > 0) {
+			c->want[i] = st->state == ST_START ? 1 : st->rate;
+			c->left++;
+		}
+	}
+	/*
+	 * Contention: with `left` instances on the CPUs, each one's CPU per
+	 * byte (per second of start-up) is 1 + c (left - 1) times its own.
+	 */
+	for (int i = 0; i < m->n; i++) {
+		if (c->unit[i] <= 0)
+			continue;
+		if (c->left > 1 && m->sys.cpu_contention > 0) {
+			double f = 1 + m->sys.cpu_contention * (c->left - 1);
+
+			c->unit[i] *= f;
+			c->task[i] *= f;
+		}
+		c->demand[i] = c->want[i] * c->unit[i];
+	}
+}
+
 /*
  * Consumer rates: R_i, or less where preprocessing CPUs are the bottleneck;
  * start-up rates: 1, or less where the CPUs are short. Each wants
@@ -471,74 +523,37 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
  */
 static void consumer_rates(struct model *m)
 {
-	double cpu_left = m->sys.ncpu, demand[MODEL_MAX_INST], unit[MODEL_MAX_INST];
-	double task[MODEL_MAX_INST], want[MODEL_MAX_INST];
-	int i, left = 0;
+	double cpu_left = m->sys.ncpu;
+	struct cpu_share c;
+	int i;
 
-	for (i = 0; i < m->n; i++) {
-		struct inst_state *st = &m->st[i];
-		const struct model_inst *in = &m->inst[i];
-		bool busy = st->state == ST_RUN && !st->in_gap &&
-			    st->rpos * m->s - st->cpos > m->eps;
-
-		st->rate = busy ? in->rate : 0;
-		st->srate = 1;
-		demand[i] = unit[i] = 0;
-		if (m->sys.ncpu <= 0)
-			continue;
-		if (st->state == ST_START && in->startup_cpu > 0) {
-			unit[i] = task[i] = fmin(1, in->startup_cpu / in->startup);
-		} else if (busy && in->cpu_per_byte > 0) {
-			unit[i] = in->cpu_per_byte;
-			task[i] = in->cpu_task_per_byte > 0 ?
-				  fmin(in->cpu_task_per_byte, unit[i]) : unit[i];
-		}
-		if (unit[i] > 0) {
-			want[i] = st->state == ST_START ? 1 : st->rate;
-			left++;
-		}
-	}
-	/*
-	 * Contention: with `left` instances on the CPUs, each one's CPU per
-	 * byte (per second of start-up) is 1 + c (left - 1) times its own.
-	 */
-	for (i = 0; i < m->n; i++) {
-		if (unit[i] <= 0)
-			continue;
-		if (left > 1 && m->sys.cpu_contention > 0) {
-			double f = 1 + m->sys.cpu_contention * (left - 1);
-
-			unit[i] *= f;
-			task[i] *= f;
-		}
-		demand[i] = want[i] * unit[i];
-	}
+	cpu_wants(m, &c);
 	/* water-filling: satisfy the smallest levels, split the rest */
-	while (left > 0) {
+	while (c.left > 0) {
 		double wsum = 0, level;
 		bool fixed = false;
 
 		for (i = 0; i < m->n; i++)
-			if (demand[i] > 0)
-				wsum += unit[i] / task[i];
+			if (c.demand[i] > 0)
+				wsum += c.unit[i] / c.task[i];
 		level = cpu_left / wsum;
 		for (i = 0; i < m->n; i++) {
-			if (demand[i] > 0 && want[i] * task[i] <= level) {
-				cpu_left -= demand[i];
-				demand[i] = 0;
-				left--;
+			if (c.demand[i] > 0 && c.want[i] * c.task[i] <= level) {
+				cpu_left -= c.demand[i];
+				c.demand[i] = 0;
+				c.left--;
 				fixed = true;
 			}
 		}
 		if (fixed)
 			continue;
 		for (i = 0; i < m->n; i++) {
-			if (demand[i] <= 0)
+			if (c.demand[i] <= 0)
 				continue;
 			if (m->st[i].state == ST_START)
-				m->st[i].srate = level / task[i];
+				m->st[i].srate = level / c.task[i];
 			else
-				m->st[i].rate = level / task[i];
+				m->st[i].rate = level / c.task[i];
 		}
 		break;
 	}
