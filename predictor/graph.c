@@ -135,55 +135,60 @@ out:
 	return err;
 }
 
+/* the virtual edges found so far: pairs and their distances */
+struct vedges {
+	int32_t (*e)[2];
+	uint8_t *d;
+	long n, cap;
+};
+
+static int vedge_push(struct vedges *v, int s, int u, int dist)
+{
+	if (v->n == v->cap) {
+		void *p1, *p2;
+
+		if (v->n >= MAX_VIRTUAL)
+			return tp_fail(-E2BIG, "graph has more than %ld virtual edges", MAX_VIRTUAL);
+		v->cap = v->cap ? v->cap * 2 : 1024;
+		p1 = realloc(v->e, v->cap * sizeof(*v->e));
+		if (p1)
+			v->e = p1;
+		p2 = realloc(v->d, v->cap);
+		if (p2)
+			v->d = p2;
+		if (!p1 || !p2)
+			return tp_fail(-ENOMEM, "out of memory for virtual edges");
+	}
+	v->e[v->n][0] = s;
+	v->e[v->n][1] = u;
+	v->d[v->n++] = (uint8_t)dist;
+	return 0;
+}
+
 /* Breadth-first search from every node along successors up to TP_S_MAX. */
 static int virtual_edges(struct tp_graph *g)
 {
 	int32_t *dist = malloc(g->n * sizeof(*dist)), *queue = malloc(g->n * sizeof(*queue));
-	int32_t (*e)[2] = NULL;
-	uint8_t *d = NULL;
-	long ne = 0, cap = 0;
+	struct vedges v = { 0 };
 	int err = 0;
 
 	if (!dist || !queue) {
 		err = tp_fail(-ENOMEM, "out of memory computing distances");
 		goto out;
 	}
-	for (int v = 0; v < g->n; v++)
-		dist[v] = -1;
+	for (int i = 0; i < g->n; i++)
+		dist[i] = -1;
 	for (int s = 0; s < g->n && !err; s++) {
 		int head = 0, tail = 0;
 
 		dist[s] = 0;
 		queue[tail++] = s;
-		while (head < tail) {
+		while (head < tail && !err) {
 			int u = queue[head++];
 
-			if (dist[u] >= 2) {
-				if (ne == cap) {
-					void *p1, *p2;
-
-					if (ne >= MAX_VIRTUAL) {
-						err = tp_fail(-E2BIG, "graph has more than %ld virtual edges",
-							      MAX_VIRTUAL);
-						break;
-					}
-					cap = cap ? cap * 2 : 1024;
-					p1 = realloc(e, cap * sizeof(*e));
-					if (p1)
-						e = p1;
-					p2 = realloc(d, cap);
-					if (p2)
-						d = p2;
-					if (!p1 || !p2) {
-						err = tp_fail(-ENOMEM, "out of memory for virtual edges");
-						break;
-					}
-				}
-				e[ne][0] = s;
-				e[ne][1] = u;
-				d[ne++] = (uint8_t)dist[u];
-			}
-			if (dist[u] == TP_S_MAX)
+			if (dist[u] >= 2)
+				err = vedge_push(&v, s, u, dist[u]);
+			if (err || dist[u] == TP_S_MAX)
 				continue;
 			for (int k = g->succ.off[u]; k < g->succ.off[u + 1]; k++) {
 				int w = g->succ.idx[k];
@@ -198,14 +203,14 @@ static int virtual_edges(struct tp_graph *g)
 			dist[queue[k]] = -1;
 	}
 	if (!err)
-		err = csr_fill(&g->vsucc, g->n, ne, (const int32_t (*)[2])e, d, 0);
+		err = csr_fill(&g->vsucc, g->n, v.n, (const int32_t (*)[2])v.e, v.d, 0);
 	if (!err)
-		err = csr_fill(&g->vpred, g->n, ne, (const int32_t (*)[2])e, d, 1);
+		err = csr_fill(&g->vpred, g->n, v.n, (const int32_t (*)[2])v.e, v.d, 1);
 out:
 	free(dist);
 	free(queue);
-	free(e);
-	free(d);
+	free(v.e);
+	free(v.d);
 	return err;
 }
 
