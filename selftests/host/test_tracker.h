@@ -67,8 +67,8 @@ static int read_file(const char *path)
 
 /*
  * One load per page through the mapping: each page faulted once. OVER_ANON:
- * the file is mapped (MAP_FIXED) over anonymous memory faulted in just
- * before, which the tracker's per-thread VMA cache (tracker.bpf.c,
+ * the file is mapped (MAP_FIXED) over anonymous memory read (zero pages)
+ * just before, which the tracker's per-thread VMA cache (tracker.bpf.c,
  * vma_cached()) has as anonymous, and must see that the VMA changed. COW:
  * one store per page of a private writable mapping instead (copy-on-write
  * write faults, which only mm_filemap_fault reports with the file).
@@ -89,8 +89,9 @@ static int mmap_file(const char *path, bool over_anon, bool cow)
 			close(fd);
 			return -1;
 		}
+		/* read faults: the ones the tracker looks the VMA up for */
 		for (off_t off = 0; off < st.st_size; off += 4096)
-			p[off] = 1;
+			sum += p[off];
 	}
 	q = mmap(p, st.st_size, PROT_READ | (cow ? PROT_WRITE : 0),
 		 (cow ? MAP_PRIVATE : MAP_SHARED) | (over_anon ? MAP_FIXED : 0), fd, 0);
