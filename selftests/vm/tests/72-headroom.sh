@@ -80,7 +80,9 @@ else
 	ksft_diag "with headroom: node 0 $zone0 free $free pages, min $min, node 1 Shmem $shm1 kB"
 	ksft_check "with headroom: node 0 $zone0 free >= min + headroom ($free >= $min + $want)" \
 		test "$free" -ge $((min + want))
-	ksft_check "... the hog spilled to node 1 (its Shmem >= 16 MiB)" test "${shm1:-0}" -ge 16384
+	# not all of the 32 MiB beyond node 0's free memory: the kernel reclaims what
+	# page cache node 0 still has first (6.12: 14 MiB of 32 spilled, 6.1: 28)
+	ksft_check "... the hog spilled to node 1 (its Shmem >= 4 MiB)" test "${shm1:-0}" -ge 4096
 
 	if [ "$want" -gt 0 ]; then
 		rm -f $HOG/f
