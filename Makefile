@@ -54,7 +54,7 @@ $(B):
 
 checkpatch: ksft
 	$(KSFT_DIR)/scripts/checkpatch.pl --no-tree --terse --show-types \
-		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h kmod/uapi/*.h
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h kmod/uapi/linux/*.h
 
 include $(sort $(wildcard */*.mk))
 

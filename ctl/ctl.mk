@@ -21,11 +21,11 @@ CTL_LDLIBS  += $(NL_LIBS) -ljansson -lm -pthread
 ALL_TARGETS += $(B)/tandemctl ctl/tandemctl
 CLEAN_FILES += ctl/tandemctl
 
-$(B)/ctl/%.o: ctl/%.c $(CTL_HDRS) kmod/uapi/tandem.h
+$(B)/ctl/%.o: ctl/%.c $(CTL_HDRS) kmod/uapi/linux/tandem.h
 	@mkdir -p $(dir $@) $(B)/gen
 	$(CC) $(CFLAGS) $(CTL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/asan/ctl/%.o: ctl/%.c $(CTL_HDRS) kmod/uapi/tandem.h
+$(B)/asan/ctl/%.o: ctl/%.c $(CTL_HDRS) kmod/uapi/linux/tandem.h
 	@mkdir -p $(dir $@) $(B)/gen
 	$(CC) $(CFLAGS) $(SANFLAGS) $(CTL_CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -18,7 +18,7 @@
 #include <linux/types.h>
 #include <linux/xarray.h>
 
-#include "uapi/tandem.h"
+#include "uapi/linux/tandem.h"
 
 #define TANDEM_VERSION		"0.2.0"
 /* cxl_node values besides a node id */

@@ -48,7 +48,7 @@ DKMS_KVER     ?= $(KVERS_HAVE)
 # what the module's build needs, and nothing else (the dkms test builds from it);
 # dkms.conf builds from the top-level Kbuild, as kmod/kmod.mk does
 DKMS_FILES    := Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.c)) \
-		 $(wildcard kmod/*.h) $(wildcard kmod/uapi/*.h)
+		 $(wildcard kmod/*.h) $(wildcard kmod/uapi/linux/*.h)
 
 MAN_PAGES     := Documentation/man/tandemctl.8 Documentation/man/tandem-agent.8 \
 		 Documentation/man/tandem.4
@@ -69,7 +69,7 @@ $(B)/tandemctl 0755 $(SBINDIR)/tandemctl
 $(B)/tandem-agent 0755 $(SBINDIR)/tandem-agent
 $(B)/predictor/libtandem-predict.so 0755 $(LIBDIR)/libtandem-predict.so
 $(B)/predictor/libtandem-predict.a 0644 $(LIBDIR)/libtandem-predict.a
-kmod/uapi/tandem.h 0644 $(INCLUDEDIR)/tandem/tandem.h
+kmod/uapi/linux/tandem.h 0644 $(INCLUDEDIR)/tandem/tandem.h
 predictor/include/tandem_predict.h 0644 $(INCLUDEDIR)/tandem/tandem_predict.h
 Documentation/man/tandemctl.8 0644 $(MANDIR)/man8/tandemctl.8
 Documentation/man/tandem-agent.8 0644 $(MANDIR)/man8/tandem-agent.8

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
+#include "runs.h"
 #include "model.h"
 
 void tp_base_terms(const struct tp_graph *g, double batch, double *x)

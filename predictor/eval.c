@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dataset.h"
+#include "runs.h"
 #include "model.h"
 
 static double now(void)

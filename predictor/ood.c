@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dataset.h"
+#include "runs.h"
 #include "model.h"
 
 /* One warning line (cut at TP_WARN_LEN); counts past max too. */

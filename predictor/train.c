@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
+#include "runs.h"
 #include "model.h"
 
 void tp_train_opts_default(struct tp_train_opts *o)

@@ -6,7 +6,7 @@
  * CXL one (memory.c), what a short warm run of an instance's command says
  * about it (warm.c runs and samples it, warmfit.c reads the samples: rate,
  * CPU per byte, start-up, epoch gap, read streams), and the storage and
- * memory part of a profile from all of them (profile.c); one calibration
+ * memory part of a profile from all of them (system.c); one calibration
  * of a dataset and its instances from these (calibration.c, contention.c)
  * and what it measured, printed (summary.c).
  */
@@ -166,7 +166,7 @@ int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
 #define CAL_PRED_WARN		4
 #define CAL_PRED_WARN_LEN	200
 
-/* An instance's rate from its graph (predict.c): what libtandem-predict said. */
+/* An instance's rate from its graph (graph_rate.c): what libtandem-predict said. */
 struct cal_pred {
 	double iter_s;			/* predicted s per training iteration */
 	double bytes_per_iter;		/* batch x bytes per sample */

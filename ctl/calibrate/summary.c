@@ -11,6 +11,69 @@
 #include "lib/out.h"
 #include "lib/units.h"
 
+/* graph=: what the predictor said */
+static void cal_print_pred(const struct profile_inst *pi)
+{
+	const struct model_inst *in = &pi->m;
+	char b[32];
+
+	if (strcmp(pi->rate_source, PROFILE_SRC_PRED)) {
+		out_null("predictor", NULL);
+		return;
+	}
+	out_obj_open("predictor");
+	out_str("graph", " [%s", in->graph);
+	out_double("batch", " at batch %.0f", in->batch);
+	out_double("iteration_s", ": %.3f s per iteration", pi->pred.iteration_s);
+	out_double("sample_bytes", NULL, in->sample_bytes);
+	out_text(" of %s", units_fmt_size(pi->pred.bytes_per_iter, b, sizeof(b)));
+	out_double("bytes_per_iteration", NULL, pi->pred.bytes_per_iter);
+	out_str("model", ", model %s", pi->pred.model);
+	out_str("trained_on", " (%s)", pi->pred.trained_on);
+	out_double("probe_ratio", pi->pred.probe_ratio > 0 ? ", probe x%.3f" : NULL,
+		   pi->pred.probe_ratio);
+	out_str("probe", " (%s)", pi->pred.probe);
+	out_arr_open("warnings");
+	for (int k = 0; k < pi->pred.nwarn; k++)
+		out_str(NULL, NULL, pi->pred.warn[k]);
+	out_arr_close();
+	out_text("%s]", pi->pred.nwarn ? ", with warnings" : "");
+	out_obj_close();
+}
+
+/* a warm run: what it measured the terms from */
+static void cal_print_warm(const struct profile_inst *pi)
+{
+	char b[32];
+
+	if (!pi->warm.method[0]) {
+		out_null("warm_run", NULL);
+		return;
+	}
+	out_obj_open("warm_run");
+	out_u64("runs", NULL, pi->warm.runs);
+	if (pi->warm.runs > 1) {
+		out_text("; %u warm runs, medians (rate %s", pi->warm.runs,
+			 units_fmt_rate(pi->warm.rate_min, b, sizeof(b)));
+		out_text("-%s)", units_fmt_rate(pi->warm.rate_max, b, sizeof(b)));
+	}
+	out_double("rate_min_bps", NULL, pi->warm.rate_min);
+	out_double("rate_max_bps", NULL, pi->warm.rate_max);
+	out_double("seconds", pi->warm.runs > 1 ? ", %.1f s" : "; warm run %.1f s",
+		   pi->warm.seconds);
+	out_double("window_s", pi->warm.epoch2_seen ? " (rate over epoch 2: %.1f s" :
+		   " (rate over epoch 1's steady part: %.1f s", pi->warm.window_s);
+	out_double("bytes", NULL, pi->warm.bytes);
+	out_text(", %.1f MiB)", pi->warm.bytes / 1048576);
+	out_double("cpu_s", NULL, pi->warm.cpu_s);
+	out_bool("epoch_seen", NULL, pi->warm.epoch_seen);
+	out_bool("exit_measured", NULL, pi->warm.exit_measured);
+	out_str("exit_from", NULL, pi->warm.exit_from[0] ? pi->warm.exit_from : NULL);
+	out_bool("epoch2_seen", NULL, pi->warm.epoch2_seen);
+	out_str("method", NULL, pi->warm.method);
+	out_obj_close();
+}
+
 /* one instance: what it was given or what its warm run measured */
 static void cal_print_inst(const struct profile_inst *pi)
 {
@@ -23,28 +86,7 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_text("%s", units_fmt_rate(in->rate, b, sizeof(b)));
 	out_str("rate_source", " (%s", pi->rate_source);
 	out_text("%s%s)", pi->warm.method[0] ? ", " : "", pi->warm.method);
-	if (!strcmp(pi->rate_source, PROFILE_SRC_PRED)) {
-		out_obj_open("predictor");
-		out_str("graph", " [%s", in->graph);
-		out_double("batch", " at batch %.0f", in->batch);
-		out_double("iteration_s", ": %.3f s per iteration", pi->pred.iteration_s);
-		out_double("sample_bytes", NULL, in->sample_bytes);
-		out_text(" of %s", units_fmt_size(pi->pred.bytes_per_iter, b, sizeof(b)));
-		out_double("bytes_per_iteration", NULL, pi->pred.bytes_per_iter);
-		out_str("model", ", model %s", pi->pred.model);
-		out_str("trained_on", " (%s)", pi->pred.trained_on);
-		out_double("probe_ratio", pi->pred.probe_ratio > 0 ? ", probe x%.3f" : NULL,
-			   pi->pred.probe_ratio);
-		out_str("probe", " (%s)", pi->pred.probe);
-		out_arr_open("warnings");
-		for (int k = 0; k < pi->pred.nwarn; k++)
-			out_str(NULL, NULL, pi->pred.warn[k]);
-		out_arr_close();
-		out_text("%s]", pi->pred.nwarn ? ", with warnings" : "");
-		out_obj_close();
-	} else {
-		out_null("predictor", NULL);
-	}
+	cal_print_pred(pi);
 	out_double("cpu_s_per_byte", NULL, in->cpu_per_byte);
 	out_text(", CPU %.3f s/MiB (%.2f cores)", in->cpu_per_byte * 1048576,
 		 in->cpu_per_byte * in->rate);
@@ -66,32 +108,7 @@ static void cal_print_inst(const struct profile_inst *pi)
 	out_double("window_bytes", NULL, in->window);
 	out_text(", read-ahead %s%s", units_fmt_size(in->window, b, sizeof(b)),
 		 pi->warm.method[0] && pi->warm.window_measured ? " (measured)" : "");
-	if (pi->warm.method[0]) {
-		out_obj_open("warm_run");
-		out_u64("runs", NULL, pi->warm.runs);
-		if (pi->warm.runs > 1) {
-			out_text("; %u warm runs, medians (rate %s", pi->warm.runs,
-				 units_fmt_rate(pi->warm.rate_min, b, sizeof(b)));
-			out_text("-%s)", units_fmt_rate(pi->warm.rate_max, b, sizeof(b)));
-		}
-		out_double("rate_min_bps", NULL, pi->warm.rate_min);
-		out_double("rate_max_bps", NULL, pi->warm.rate_max);
-		out_double("seconds", pi->warm.runs > 1 ? ", %.1f s" : "; warm run %.1f s",
-			   pi->warm.seconds);
-		out_double("window_s", pi->warm.epoch2_seen ? " (rate over epoch 2: %.1f s" :
-			   " (rate over epoch 1's steady part: %.1f s", pi->warm.window_s);
-		out_double("bytes", NULL, pi->warm.bytes);
-		out_text(", %.1f MiB)", pi->warm.bytes / 1048576);
-		out_double("cpu_s", NULL, pi->warm.cpu_s);
-		out_bool("epoch_seen", NULL, pi->warm.epoch_seen);
-		out_bool("exit_measured", NULL, pi->warm.exit_measured);
-		out_str("exit_from", NULL, pi->warm.exit_from[0] ? pi->warm.exit_from : NULL);
-		out_bool("epoch2_seen", NULL, pi->warm.epoch2_seen);
-		out_str("method", NULL, pi->warm.method);
-		out_obj_close();
-	} else {
-		out_null("warm_run", NULL);
-	}
+	cal_print_warm(pi);
 	out_text("\n");
 	out_obj_close();
 }

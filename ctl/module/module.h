@@ -18,9 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/tandem.h>	/* kmod/uapi/linux/tandem.h (-Ikmod/uapi) */
 
 #include "lib/files.h"
-#include "tandem.h"
 
 /* ---- connection ---- */
 

@@ -34,10 +34,10 @@ fi
 
 tmp=$(mktemp -d /tmp/tandem-kbuild-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/tree/kmod/uapi"
+mkdir -p "$tmp/tree/kmod/uapi/linux"
 (cd "$top" && cp Kbuild Makefile "$tmp/tree/" &&
 	cp $(ls kmod/*.c kmod/*.h | grep -v '\.mod\.c$') "$tmp/tree/kmod/" &&
-	cp kmod/uapi/*.h "$tmp/tree/kmod/uapi/")
+	cp kmod/uapi/linux/*.h "$tmp/tree/kmod/uapi/linux/")
 t0=$(date +%s)
 (cd "$tmp/tree" && timeout -k 5 300 make -j2 -C "/lib/modules/$kver/build" M="$PWD" modules) \
 	>"$tmp/make.log" 2>&1

@@ -148,7 +148,7 @@ src=$S/usr/src/tandem-$version
 # the objects of tandem-y, over its continued lines
 objs=$(sed -n '/^tandem-y :=/,/[^\\]$/p' "$top/Kbuild" | sed 's/^tandem-y :=//; s/\\$//')
 want=$( (echo dkms.conf Kbuild; for o in $objs; do echo "${o%.o}.c"; done
-	cd "$top" && ls kmod/*.h kmod/uapi/*.h) | tr ' ' '\n' | grep . | sort)
+	cd "$top" && ls kmod/*.h kmod/uapi/linux/*.h) | tr ' ' '\n' | grep . | sort)
 got=$(cd "$src" 2>/dev/null && find . -type f | sed 's|^\./||' | sort)
 ksft_expect_eq "make dkms-install DESTDIR: /usr/src/tandem-$version holds dkms.conf and kmod/'s sources" \
 	"$(oneline "$got")" "$(oneline "$want")"

@@ -16,7 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "internal.h"
-#include "dataset.h"
+#include "runs.h"
 #include "model.h"
 
 /* A new empty file /tmp/tandem-predict-XXXXXX<suffix>, its name in path[n]. */

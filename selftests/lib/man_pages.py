@@ -8,7 +8,7 @@ against tandemctl itself (every option the page documents is accepted by
 the command, taking a value exactly when the page says it does).
 tandem(4) against the MODULE_PARM_DESC lines of kmod/*.c, the sysfs ABI
 (Documentation/ABI/testing/sysfs-kernel-tandem, kmod/sysfs.c), the netlink
-spec (Documentation/netlink/tandem.yaml) and kmod/uapi/tandem.h.
+spec (Documentation/netlink/tandem.yaml) and kmod/uapi/linux/tandem.h.
 Both render without a groff warning and have a NAME line lexgrog reads.
 
 Usage: man_pages.py TOP TANDEMCTL
@@ -341,7 +341,7 @@ def check_tandem4():
     sysfs = read("kmod/sysfs.c")
     attrs = re.findall(r"&(\w+)_attr\.attr", sysfs)
     counters = re.findall(r'\[TANDEM_CNT_\w+\]\s*=\s*"(\w+)"', sysfs)
-    enum = re.search(r"enum tandem_counter \{(.*?)\}", read("kmod/uapi/tandem.h"), re.S).group(1)
+    enum = re.search(r"enum tandem_counter \{(.*?)\}", read("kmod/uapi/linux/tandem.h"), re.S).group(1)
     order = [n.lower() for n in re.findall(r"(?<!_)TANDEM_CNT_(\w+)", enum)]
     nested = [first_word(it["head"]) for it in items if it["sh"] == "SYSFS" and it["depth"] == 1
               and it["parent"] and it["parent"]["head"].endswith("counters/")]
@@ -353,7 +353,7 @@ def check_tandem4():
           ["page's order %s, enum's %s" % (nested, order) for _ in [0] if nested != order])
 
     spec = yaml.safe_load(read("Documentation/netlink/tandem.yaml"))
-    uapi = read("kmod/uapi/tandem.h")
+    uapi = read("kmod/uapi/linux/tandem.h")
     cmds = {first_word(it["head"]): it for it in items
             if it["sh"] == "NETLINK" and it["ss"] == "Commands"}
     probs = []

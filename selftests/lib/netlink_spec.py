@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check Documentation/netlink/tandem.yaml: against the kernel's genetlink
 schema (linux-source-6.12), through the kernel's own ynl spec loader, and
-against the sources it describes (kmod/uapi/tandem.h, kmod/netlink.c).
+against the sources it describes (kmod/uapi/linux/tandem.h, kmod/netlink.c).
 Prints TAP; exit 0 pass, 1 fail, 4 skip.
 
     netlink_spec.py TOP YNL_DIR
@@ -71,7 +71,7 @@ def uapi_enum(prefix, text):
     return out
 
 
-with open(os.path.join(top, 'kmod/uapi/tandem.h')) as f:
+with open(os.path.join(top, 'kmod/uapi/linux/tandem.h')) as f:
     uapi = f.read()
 cmds = uapi_enum('TANDEM_CMD_', uapi)
 attrs = uapi_enum('TANDEM_A_', uapi)

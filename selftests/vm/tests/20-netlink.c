@@ -10,10 +10,10 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <linux/tandem.h>
 
 #include "kselftest_harness.h"
 #include "genl.h"
-#include "tandem.h"
 
 #define DIR_ "/mnt/data/nltest"
 

@@ -10,11 +10,11 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <linux/tandem.h>
 
 #include "kselftest_harness.h"
 #include "dataset.h"
 #include "genl.h"
-#include "tandem.h"
 
 #define DIR_	"/mnt/data/nllock"
 #define SAMPLES	200	/* walks kept */

@@ -25,11 +25,11 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/tandem.h>
 
 #include "kselftest_harness.h"
 #include "dataset.h"
 #include "genl.h"
-#include "tandem.h"
 
 #define DIR_		"/mnt/data/fuzz"
 #define NOBODY		65534

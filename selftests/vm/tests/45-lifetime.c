@@ -17,11 +17,11 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <linux/tandem.h>
 
 #include "kselftest_harness.h"
 #include "dataset.h"
 #include "genl.h"
-#include "tandem.h"
 
 #define DIR_	"/mnt/data/life"
 #define NFILES	12

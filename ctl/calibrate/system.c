@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The storage and memory part of a profile: B(1..k), memory (calibrate.h). */
+/*
+ * The system part of a profile, all but its instances: the dataset, storage
+ * B(1..k), memory, CPUs (calibrate.h: cal_profile()).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

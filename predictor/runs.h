@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef TANDEM_PREDICT_DATASET_H
-#define TANDEM_PREDICT_DATASET_H
+#ifndef TANDEM_PREDICT_RUNS_H
+#define TANDEM_PREDICT_RUNS_H
 
 #include "internal.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
+#include "runs.h"
 
 enum { C_ARCH, C_ONNX, C_BATCH, C_GPUS, C_NODES, C_TIME, C_NUM };
 static const char *const col_names[C_NUM] = {
