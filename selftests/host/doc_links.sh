@@ -17,6 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/t/Documentation/results"
 printf '# Top\n[ok](Documentation/results/a.md#the-run-2026-12-06-idle)\n[gone](Documentation/b.md)\n' \
 	>"$tmp/t/README.md"
+# shellcheck disable=SC2016 # the backquotes are Markdown's, not a shell's
 printf '# A\n## The run (2026-12-06, idle)\n[bad](#no-such-heading)\n```\n[code](nowhere.md)\n```\n' \
 	>"$tmp/t/Documentation/results/a.md"
 "$PY" "$top/selftests/lib/doc_links.py" "$tmp/t" >"$tmp/o1" 2>&1
