@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # predictor/tools/ddp.py, the data-parallel measurement behind the predictor's
-# all-reduce term (Documentation/predictor.md, "The distributed term against
+# all-reduce term (Documentation/results/predictor.md, "The distributed term against
 # data-parallel runs"): --report on the committed runs reproduces the committed
 # reports and the figures the documentation states, for both CSV layouts (the
 # repeatable protocol and the earlier one-shot runs); --all refuses bad input
@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 PY=/usr/bin/python3
 DDP=$top/predictor/tools/ddp.py
 D=$top/predictor/data
-DOC=$top/Documentation/predictor.md
+DOC=$top/Documentation/results/predictor.md
 ksft_plan 8
 if ! "$PY" -c 'import torch, torchvision' 2>/dev/null; then
 	for i in $(seq 8); do ksft_skip "ddp report $i" "needs python3-torch, python3-torchvision"; done
