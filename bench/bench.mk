@@ -1,4 +1,4 @@
-# Benchmarks (not run by `make check`; see Documentation/steering.md).
+# Benchmarks (not run by `make check`; see Documentation/results/steering.md).
 #   $(B)/bench/steerbench   static helper for bench/steer/*.sh, run inside the VM rig
 # bench/tracker's binaries are built by bpf/bpf.mk.
 

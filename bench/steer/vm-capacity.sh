@@ -151,7 +151,7 @@ if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = jobs ]; then
 fi
 s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
-# options before DATASET: `prefetch DATASET --rate R` is refused (see steering.md)
+# options before DATASET: `prefetch DATASET --rate R` is refused (see Documentation/results/steering.md, "Problems found")
 if [ "${PREFETCH_ORDER:-}" = learned ]; then
 	# the jobs as job() runs them, under `tandemctl run`, which prefetches in
 	# the learned order from just before their release; B's status is run's

@@ -62,7 +62,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		before "$r" $m
 		echo "$batch" >/sys/module/tandem/parameters/steer_batch
 		echo 1 >$S/steer
-		# options before DATASET: `steer DATASET --no-wait` is refused (see steering.md)
+		# options before DATASET: `steer DATASET --no-wait` is refused (see Documentation/results/steering.md, "Problems found")
 		# (tandemctl's own line, "steering queued", kept off the result line)
 		echo "R $r $m result $($SB waitsteer $DS -- sh -c 'tandemctl steer --no-wait bench >/dev/null')"
 		after "$r" $m
