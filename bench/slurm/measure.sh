@@ -23,7 +23,7 @@
 # the array units' names for them.
 # Results: one JSON line per unit in $OUT/results.jsonl (default
 # build/bench/slurm), with the load average before and after;
-# bench/slurm/report.py summarises them. Documentation/slurm.md has the numbers.
+# bench/slurm/report.py summarises them. Documentation/results/slurm.md has the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/slurm-rig.sh"
@@ -148,7 +148,7 @@ calibrate)
 profile)
 	# what calibrate does not know, as an administrator adds it: the job's epochs (2), and
 	# its CPU per byte (CORES busy at the warm rate; 1.83 for this job with 2 workers,
-	# Documentation/validation.md "CPU sharing"), so that the model sees 4 jobs share 2 CPUs
+	# Documentation/results/validation.md "CPU sharing"), so that the model sees 4 jobs share 2 CPUs
 	jq --argjson c "${CORES:-1.83}" '.instances[0].epochs = 2 |
 		.instances[0].cpu_s_per_byte = $c / .instances[0].rate_bps' \
 		"$BASE/train.calibrated.json" >"$PROF/train.json"

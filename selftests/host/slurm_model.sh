@@ -197,7 +197,7 @@ ksft_diag "array: measured makespan ${meas:-?} ms (jobs' own lines: $(ms_diff "$
 ksft_check "... the log has the measured makespan (within 200 ms of the jobs' own lines) and the prediction" \
 	sh -c "[ -n '$pred' ] && [ -n '$meas' ] && awk -v a='$meas' -v b='$(ms_diff "${ends:-0}" "${first:-0}")' 'BEGIN { d = a - b; exit !(d < 200 && d > -200) }'"
 # three storage-bound jobs sharing one read of 48 MiB: the model's estimate, +-35% (start-up and
-# Slurm's own delays are not in it; Documentation/slurm.md has the measured errors)
+# Slurm's own delays are not in it; Documentation/results/slurm.md has the measured errors)
 ksft_check "... predicted within 35% of measured" \
 	awk -v p="${pred:-0}" -v m="${meas:-1}" 'BEGIN { d = (p - m) / m; exit !(d < 0.35 && d > -0.35) }'
 
