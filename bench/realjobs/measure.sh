@@ -19,7 +19,7 @@
 #
 # Results: one JSON line per unit appended to $OUT/results.jsonl (default
 # build/bench/realjobs), with the load average before and after.
-# Documentation/validation.md, "Real PyTorch jobs", has the numbers.
+# Documentation/results/validation.md, "Real PyTorch jobs", has the numbers.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 here=$top/bench/realjobs
