@@ -1,5 +1,6 @@
 # The node agent (tandem-agent). Two parts:
-#   the protocol server (server.c, state.c, metrics.c, policy_fixed.c, with
+#   the protocol server (server.c, state.c, conn.c, metrics.c, base.c,
+#   policy_fixed.c, with
 #   ctl/lib/agent_proto.c and ctl/lib/prom.c): libc only; host tests named
 #   selftests/host/test_agent_*.c link its sanitized archive;
 #   the node side (node.c: tracker, tandem.ko, the dataset walk; policy_model.c:
@@ -9,7 +10,8 @@
 # Variables of later fragments (CTL_CFLAGS, CTL_LDLIBS) are used in recipes
 # only, which make expands when it runs them.
 
-AGENT_CORE_SRCS := agent/server.c agent/state.c agent/metrics.c agent/policy_fixed.c
+AGENT_CORE_SRCS := agent/server.c agent/state.c agent/conn.c agent/metrics.c agent/base.c \
+		   agent/policy_fixed.c
 AGENT_NODE_SRCS := agent/node.c agent/policy_model.c
 AGENT_LIBOBJS   := $(B)/ctl/lib/agent_proto.o $(B)/ctl/lib/prom.o
 AGENT_CORE_OBJS := $(patsubst agent/%.c,$(B)/agent/%.o,$(AGENT_CORE_SRCS)) $(AGENT_LIBOBJS)
