@@ -8,7 +8,9 @@ SPANK_H := $(wildcard /usr/include/slurm/spank.h)
 ifneq ($(SPANK_H),)
 ALL_TARGETS += $(B)/slurm/tandem_spank.so
 
-$(B)/slurm/tandem_spank.so: slurm/tandem_spank.c ctl/lib/agent_proto.c ctl/lib/agent_proto.h
+$(B)/slurm/tandem_spank.so: slurm/tandem_spank.c ctl/lib/agent_proto.c ctl/lib/agent_proto.h \
+			    ctl/lib/stagger.c ctl/lib/stagger.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -Ictl -o $@ slurm/tandem_spank.c ctl/lib/agent_proto.c
+	$(CC) $(CFLAGS) -fPIC -shared -Ictl -o $@ slurm/tandem_spank.c ctl/lib/agent_proto.c \
+		ctl/lib/stagger.c
 endif
