@@ -239,7 +239,8 @@ static void tandem_notify_dataset(u8 cmd, u32 id, const char *name)
 	genlmsg_multicast(&tandem_genl_family, skb, 0, 0, GFP_KERNEL);
 }
 
-void tandem_notify_prefetch_done(u32 id, const struct tandem_prefetch_info *info)
+/* prefetch.c calls it (tandem_prefetch_set_done()) when a prefetch ends. */
+static void tandem_notify_prefetch_done(u32 id, const struct tandem_prefetch_info *info)
 {
 	struct sk_buff *skb;
 	void *hdr;
@@ -917,10 +918,16 @@ static struct genl_family tandem_genl_family __ro_after_init = {
 
 int tandem_netlink_init(void)
 {
-	return genl_register_family(&tandem_genl_family);
+	int err = genl_register_family(&tandem_genl_family);
+
+	if (!err)
+		tandem_prefetch_set_done(tandem_notify_prefetch_done);
+	return err;
 }
 
+/* After tandem_prefetch_stop_all(): no prefetch runs to send an event. */
 void tandem_netlink_exit(void)
 {
+	tandem_prefetch_set_done(NULL);
 	genl_unregister_family(&tandem_genl_family);
 }
