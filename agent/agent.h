@@ -66,7 +66,7 @@ struct tandem_agent_inst {
 	uint16_t progress;		/* permille, from PROGRESS */
 	struct tandem_agent_conn *conn;	/* held: the plugin's connection */
 	int pidfd;			/* running: readable when the task exits */
-	void *watch;			/* server.c's epoll source for pidfd */
+	void *watch;			/* conn.c's epoll source for pidfd */
 	int32_t status;			/* from DONE */
 	int has_status;
 	uint64_t pred_ms;		/* group makespan predicted at its decision, 0: none */
@@ -157,10 +157,11 @@ void tandem_agent_reevaluate(struct tandem_agent *a, struct tandem_agent_dataset
 /* the latest time in->maxhold allows, Unix ms */
 uint64_t tandem_agent_inst_cap(const struct tandem_agent_inst *in);
 
-/* shared by server.c, state.c and metrics.c (not for policies) */
+/* base.c: the clock and the log, shared by every file (not for policies but the log) */
 uint64_t tandem_agent_now_ms(void);
 void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* conn.c: replies to a connection, queued for server.c's event loop */
 int tandem_agent_send(struct tandem_agent *a, struct tandem_agent_conn *c,
 		      const struct tandem_agent_msg *m, int final);
 void tandem_agent_send_err(struct tandem_agent *a, struct tandem_agent_conn *c,
@@ -170,7 +171,7 @@ void tandem_agent_conn_close(struct tandem_agent *a, struct tandem_agent_conn *c
 /* the held instance a connection belongs to (its EOF means the task is gone) */
 void tandem_agent_conn_attach(struct tandem_agent_conn *c, struct tandem_agent_inst *in);
 void tandem_agent_conn_detach(struct tandem_agent_conn *c);
-/* server.c: watch a running instance's pid; -ESRCH when it is gone already */
+/* conn.c: watch a running instance's pid; -ESRCH when it is gone already */
 int tandem_agent_watch_pid(struct tandem_agent *a, struct tandem_agent_inst *in);
 void tandem_agent_unwatch_pid(struct tandem_agent *a, struct tandem_agent_inst *in);
 
@@ -189,7 +190,7 @@ void tandem_agent_state_free(struct tandem_agent *a);
 
 /* metrics.c: write <metrics_dir>/tandem_agent.prom now */
 int tandem_agent_write_metrics(struct tandem_agent *a);
-/* the reasons a release can have, as counted in a->releases[] */
+/* base.c: the reasons a release can have, as counted in a->releases[] */
 extern const char *const tandem_agent_release_reasons[16];
 int tandem_agent_reason_index(const char *reason);
 extern const char *const tandem_agent_err_codes[8];

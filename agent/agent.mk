@@ -1,6 +1,7 @@
 # The node agent (tandem-agent). Two parts:
-#   the protocol server (server.c, state.c, metrics.c, policy_fixed.c, with
-#   ctl/lib/agent_proto.c and ctl/lib/prom.c): libc only; host tests named
+#   the protocol server (server.c, state.c, conn.c, metrics.c, base.c,
+#   policy_fixed.c, with
+#   ctl/lib/agent_proto.c, ctl/lib/stagger.c and ctl/lib/prom.c): libc only; host tests named
 #   selftests/host/test_agent_*.c link its sanitized archive;
 #   the node side (node.c: tracker, tandem.ko, the dataset walk; policy_model.c:
 #   the makespan model deciding): on the ctl libraries (Documentation/
@@ -9,9 +10,10 @@
 # Variables of later fragments (CTL_CFLAGS, CTL_LDLIBS) are used in recipes
 # only, which make expands when it runs them.
 
-AGENT_CORE_SRCS := agent/server.c agent/state.c agent/metrics.c agent/policy_fixed.c
+AGENT_CORE_SRCS := agent/server.c agent/state.c agent/conn.c agent/metrics.c agent/base.c \
+		   agent/policy_fixed.c
 AGENT_NODE_SRCS := agent/node.c agent/policy_model.c
-AGENT_LIBOBJS   := $(B)/ctl/lib/agent_proto.o $(B)/ctl/lib/prom.o
+AGENT_LIBOBJS   := $(B)/ctl/lib/agent_proto.o $(B)/ctl/lib/stagger.o $(B)/ctl/lib/prom.o
 AGENT_CORE_OBJS := $(patsubst agent/%.c,$(B)/agent/%.o,$(AGENT_CORE_SRCS)) $(AGENT_LIBOBJS)
 AGENT_CORE_ASANOBJS := $(patsubst agent/%.c,$(B)/asan/agent/%.o,$(AGENT_CORE_SRCS)) \
 		       $(patsubst $(B)/%,$(B)/asan/%,$(AGENT_LIBOBJS))
@@ -20,7 +22,7 @@ AGENT_NODE_ASANOBJS := $(patsubst agent/%.c,$(B)/asan/agent/%.o,$(AGENT_NODE_SRC
 AGENT_TESTS     := $(patsubst selftests/host/%.c,$(B)/selftests/host/%,$(wildcard selftests/host/test_agent_*.c))
 # the ctl libraries without the CLI, for the agent
 AGENT_CTL_OBJS  := $(patsubst ctl/%.c,$(B)/ctl/%.o,$(filter-out ctl/cli/% ctl/cmd/%,$(wildcard ctl/*/*.c)))
-AGENT_HDRS      := $(wildcard agent/*.h) ctl/lib/agent_proto.h ctl/lib/prom.h
+AGENT_HDRS      := $(wildcard agent/*.h) ctl/lib/agent_proto.h ctl/lib/stagger.h ctl/lib/prom.h
 
 # the host tests run the agent built with ASan/UBSan
 ALL_TARGETS += $(B)/tandem-agent $(B)/asan/tandem-agent

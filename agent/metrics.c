@@ -11,19 +11,6 @@
 #include "agent.h"
 #include "lib/prom.h"
 
-const char *const tandem_agent_release_reasons[16] = {
-	"first", "stagger", "auto", "progress", "maxhold", "control", "shutdown",
-	"same_job", "same_step", "due", "other",
-};
-
-int tandem_agent_reason_index(const char *reason)
-{
-	for (int i = 0; i < 16 && tandem_agent_release_reasons[i]; i++)
-		if (!strcmp(reason, tandem_agent_release_reasons[i]))
-			return i;
-	return 10;	/* "other" */
-}
-
 #define DS_FAMILIES 8
 
 /* one family over every dataset: which member of the dataset it shows */

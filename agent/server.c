@@ -3,12 +3,13 @@
  * The agent's socket and event loop: one epoll over the listening socket, a
  * signalfd, every connection and the pidfds of running instances. One
  * request per connection; a REGISTER that is held keeps its connection open
- * until the agent pushes RELEASE or CANCEL, or the task goes away.
+ * until the agent pushes RELEASE or CANCEL, or the task goes away. At the
+ * top of the protocol server: calls state.c, conn.c, metrics.c and base.c,
+ * and none of them calls back into it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,53 +17,13 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-
-enum src_kind { SRC_LISTEN, SRC_SIGNAL, SRC_CONN, SRC_PID, SRC_POLICY };
-
-/* epoll's data.ptr points at one of these, first member of its owner */
-struct src {
-	enum src_kind kind;
-};
-
-struct tandem_agent_conn {
-	struct src src;
-	struct tandem_agent_conn *next;
-	int fd;
-	struct ucred peer;
-	uint64_t t_accept;
-	char *in;			/* request bytes until the LF; NULL after */
-	size_t in_len;
-	char *out;			/* replies not yet written */
-	size_t out_len, out_off;
-	int final;			/* close once out is written */
-	struct tandem_agent_inst *inst;	/* held instance */
-};
-
-struct pid_src {
-	struct src src;
-	struct tandem_agent_inst *inst;
-};
+#include "conn.h"
 
 static const struct src listen_src = { SRC_LISTEN }, signal_src = { SRC_SIGNAL },
 			policy_src = { SRC_POLICY };
-
-const char *const tandem_agent_err_codes[8] = {
-	"proto", "version", "verb", "arg", "perm", "notfound", "busy", "timeout",
-};
-
-uint64_t tandem_agent_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 void tandem_agent_opts_default(struct tandem_agent_opts *o)
 {
@@ -75,66 +36,6 @@ void tandem_agent_opts_default(struct tandem_agent_opts *o)
 	};
 }
 
-void tandem_agent_log(struct tandem_agent *a, const char *ev, const char *fmt, ...)
-{
-	uint64_t now = tandem_agent_now_ms();
-	va_list ap;
-
-	if (!a->log)
-		return;
-	/* one line at a time: a registration's thread may log through ctl_err() */
-	flockfile(a->log);
-	fprintf(a->log, "ts=%llu.%03llu ev=%s ", (unsigned long long)(now / 1000),
-		(unsigned long long)(now % 1000), ev);
-	va_start(ap, fmt);
-	vfprintf(a->log, fmt, ap);
-	va_end(ap);
-	fputc('\n', a->log);
-	fflush(a->log);
-	funlockfile(a->log);
-}
-
-static int ep_mod(struct tandem_agent *a, int op, int fd, uint32_t events, const void *src)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = (void *)src };
-
-	return epoll_ctl(a->epfd, op, fd, &ev) ? -errno : 0;
-}
-
-void tandem_agent_conn_close(struct tandem_agent *a, struct tandem_agent_conn *c)
-{
-	struct tandem_agent_conn **pp;
-
-	for (pp = &a->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == c) {
-			*pp = c->next;
-			break;
-		}
-	}
-	if (c->inst)
-		c->inst->conn = NULL;
-	epoll_ctl(a->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	if (c->peer.uid != 0)
-		a->nconns_user--;
-	free(c->in);
-	free(c->out);
-	free(c);
-	a->nconns--;
-}
-
-void tandem_agent_conn_attach(struct tandem_agent_conn *c, struct tandem_agent_inst *in)
-{
-	c->inst = in;
-}
-
-void tandem_agent_conn_detach(struct tandem_agent_conn *c)
-{
-	if (c->inst)
-		c->inst->conn = NULL;
-	c->inst = NULL;
-}
-
 /* write what is queued; 1 when the connection was closed */
 static int conn_flush(struct tandem_agent *a, struct tandem_agent_conn *c)
 {
@@ -145,7 +46,7 @@ static int conn_flush(struct tandem_agent *a, struct tandem_agent_conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			ep_mod(a, EPOLL_CTL_MOD, c->fd, EPOLLOUT | EPOLLRDHUP, &c->src);
+			tandem_agent_ep_mod(a, EPOLL_CTL_MOD, c->fd, EPOLLOUT | EPOLLRDHUP, &c->src);
 			return 0;
 		}
 		if (n <= 0) {
@@ -161,65 +62,8 @@ static int conn_flush(struct tandem_agent *a, struct tandem_agent_conn *c)
 		tandem_agent_conn_close(a, c);
 		return 1;
 	}
-	ep_mod(a, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLRDHUP, &c->src);
+	tandem_agent_ep_mod(a, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLRDHUP, &c->src);
 	return 0;
-}
-
-static int conn_queue(struct tandem_agent_conn *c, const char *buf, size_t n)
-{
-	char *p = realloc(c->out, c->out_len + n);
-
-	if (!p)
-		return -ENOMEM;
-	memcpy(p + c->out_len, buf, n);
-	c->out = p;
-	c->out_len += n;
-	return 0;
-}
-
-/*
- * Queue one message; final: close after it. Nothing is written here: the
- * event loop writes (EPOLLOUT), so a failed write never re-enters state.c
- * in the middle of a request.
- */
-int tandem_agent_send(struct tandem_agent *a, struct tandem_agent_conn *c,
-		      const struct tandem_agent_msg *m, int final)
-{
-	char line[TANDEM_AGENT_LINE_MAX];
-	int n = tandem_agent_format(m, line, sizeof(line));
-
-	if (n < 0) {
-		tandem_agent_log(a, "internal", "what=format verb=%s err=%d",
-				 tandem_agent_verb_name(m->verb), n);
-		return n;
-	}
-	if (conn_queue(c, line, (size_t)n))
-		return -ENOMEM;
-	if (final)
-		c->final = 1;
-	/* a closing connection no longer listens for input */
-	ep_mod(a, EPOLL_CTL_MOD, c->fd, c->final ? EPOLLOUT : EPOLLOUT | EPOLLRDHUP, &c->src);
-	return 0;
-}
-
-void tandem_agent_send_err(struct tandem_agent *a, struct tandem_agent_conn *c,
-			   const char *code, const char *fmt, ...)
-{
-	struct tandem_agent_msg m = { .verb = TANDEM_REP_ERR,
-				      .have = 1u << TANDEM_F_CODE | 1u << TANDEM_F_MSG };
-	va_list ap;
-
-	for (int i = 0; i < 8; i++)
-		if (!strcmp(tandem_agent_err_codes[i], code))
-			a->proto_errors[i]++;
-	a->metrics_dirty = 1;
-	snprintf(m.code, sizeof(m.code), "%s", code);
-	va_start(ap, fmt);
-	vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
-	va_end(ap);
-	tandem_agent_log(a, "error", "code=%s pid=%d uid=%u msg=\"%s\"", code,
-			 (int)c->peer.pid, (unsigned int)c->peer.uid, m.msg);
-	tandem_agent_send(a, c, &m, 1);
 }
 
 static void conn_request(struct tandem_agent *a, struct tandem_agent_conn *c, size_t len)
@@ -311,7 +155,7 @@ static void accept_pause(struct tandem_agent *a, int err)
 	if (a->accept_paused_until)
 		return;
 	a->accept_paused_until = tandem_agent_now_ms() + 100;
-	ep_mod(a, EPOLL_CTL_MOD, a->lfd, 0, &listen_src);
+	tandem_agent_ep_mod(a, EPOLL_CTL_MOD, a->lfd, 0, &listen_src);
 	tandem_agent_log(a, "error", "code=busy what=accept err=%d open=%u msg=\"%s; not accepting for 100 ms\"",
 			 err, a->nconns, strerror(err));
 }
@@ -348,7 +192,7 @@ static void accept_one(struct tandem_agent *a)
 	a->nconns++;
 	if (c->peer.uid != 0)
 		a->nconns_user++;
-	if (ep_mod(a, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, &c->src)) {
+	if (tandem_agent_ep_mod(a, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, &c->src)) {
 		tandem_agent_conn_close(a, c);
 		return;
 	}
@@ -364,45 +208,6 @@ static void accept_one(struct tandem_agent *a)
 	else if (c->peer.uid != 0 && a->nconns_user > a->o.max_conns / 2)
 		tandem_agent_send_err(a, c, "busy", "users have %u connections open (--max-conns / 2)",
 				      a->nconns_user - 1);
-}
-
-int tandem_agent_watch_pid(struct tandem_agent *a, struct tandem_agent_inst *in)
-{
-	struct pid_src *ps;
-	int fd;
-
-#ifdef SYS_pidfd_open
-	fd = (int)syscall(SYS_pidfd_open, (pid_t)in->pid, 0);
-#else
-	fd = (int)syscall(434, (pid_t)in->pid, 0);
-#endif
-	if (fd < 0)
-		return errno == ESRCH ? -ESRCH : 0;	/* -ESRCH: gone already */
-	ps = malloc(sizeof(*ps));
-	if (!ps) {
-		close(fd);
-		return 0;
-	}
-	*ps = (struct pid_src){ { SRC_PID }, in };
-	if (ep_mod(a, EPOLL_CTL_ADD, fd, EPOLLIN, ps)) {
-		free(ps);
-		close(fd);
-		return 0;
-	}
-	in->pidfd = fd;
-	in->watch = ps;
-	return 0;
-}
-
-void tandem_agent_unwatch_pid(struct tandem_agent *a, struct tandem_agent_inst *in)
-{
-	if (in->pidfd < 0)
-		return;
-	epoll_ctl(a->epfd, EPOLL_CTL_DEL, in->pidfd, NULL);
-	close(in->pidfd);
-	free(in->watch);
-	in->pidfd = -1;
-	in->watch = NULL;
 }
 
 static void pid_event(struct tandem_agent *a, struct pid_src *ps)
@@ -529,12 +334,12 @@ int tandem_agent_init(struct tandem_agent *a, const struct tandem_agent_opts *o,
 	err = bind_socket(a);
 	if (err)
 		goto err_sig;
-	err = ep_mod(a, EPOLL_CTL_ADD, a->lfd, EPOLLIN, &listen_src);
+	err = tandem_agent_ep_mod(a, EPOLL_CTL_ADD, a->lfd, EPOLLIN, &listen_src);
 	if (!err)
-		err = ep_mod(a, EPOLL_CTL_ADD, a->sigfd, EPOLLIN, &signal_src);
+		err = tandem_agent_ep_mod(a, EPOLL_CTL_ADD, a->sigfd, EPOLLIN, &signal_src);
 	/* the policy's fd: readable means poll() has something to do */
 	if (!err && policy->poll && policy->poll_fd >= 0)
-		err = ep_mod(a, EPOLL_CTL_ADD, policy->poll_fd, EPOLLIN, &policy_src);
+		err = tandem_agent_ep_mod(a, EPOLL_CTL_ADD, policy->poll_fd, EPOLLIN, &policy_src);
 	if (err)
 		goto err_sock;
 	tandem_agent_log(a, "start", "socket=%s policy=%s max_hold=%u node=%s pid=%d",
@@ -599,7 +404,7 @@ static int next_wait(struct tandem_agent *a)
 	if (a->accept_paused_until) {
 		if (now >= a->accept_paused_until) {
 			a->accept_paused_until = 0;
-			ep_mod(a, EPOLL_CTL_MOD, a->lfd, EPOLLIN, &listen_src);
+			tandem_agent_ep_mod(a, EPOLL_CTL_MOD, a->lfd, EPOLLIN, &listen_src);
 		} else {
 			w5 = (int)(a->accept_paused_until - now);
 		}

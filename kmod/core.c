@@ -140,6 +140,7 @@ static void __exit tandem_exit(void)
 	tandem_prefetch_stop_all();
 	tandem_netlink_exit();
 	tandem_steer_stop();
+	tandem_dataset_del_all();
 	tandem_registry_exit();
 	tandem_steer_exit();
 	tandem_sysfs_exit();

@@ -67,6 +67,27 @@ static struct sk_buff *tandem_reply_new(struct genl_info *info, void **hdr)
 	return skb;
 }
 
+/* Say in extack that attr's id names no dataset; returns -ENOENT. */
+static int tandem_nl_no_dataset(struct netlink_ext_ack *extack, const struct nlattr *attr)
+{
+	NL_SET_ERR_MSG_ATTR(extack, attr, "no dataset with this id");
+	return -ENOENT;
+}
+
+/*
+ * The dataset whose id attr carries, tandem.lock held; NULL, with the
+ * extack message of tandem_nl_no_dataset(), when there is none.
+ */
+static struct tandem_dataset *tandem_nl_dataset_find(struct netlink_ext_ack *extack,
+						     const struct nlattr *attr)
+{
+	struct tandem_dataset *ds = tandem_dataset_find(nla_get_u32(attr));
+
+	if (!ds)
+		tandem_nl_no_dataset(extack, attr);
+	return ds;
+}
+
 static int tandem_put_u64_nest(struct sk_buff *skb, int type, const u64 *v, int n)
 {
 	struct nlattr *nest = nla_nest_start(skb, type);
@@ -218,7 +239,8 @@ static void tandem_notify_dataset(u8 cmd, u32 id, const char *name)
 	genlmsg_multicast(&tandem_genl_family, skb, 0, 0, GFP_KERNEL);
 }
 
-void tandem_notify_prefetch_done(u32 id, const struct tandem_prefetch_info *info)
+/* prefetch.c calls it (tandem_prefetch_set_done()) when a prefetch ends. */
+static void tandem_notify_prefetch_done(u32 id, const struct tandem_prefetch_info *info)
 {
 	struct sk_buff *skb;
 	void *hdr;
@@ -290,7 +312,7 @@ static int tandem_nl_dataset_del_doit(struct sk_buff *skb, struct genl_info *inf
 		return -EINVAL;
 	err = tandem_dataset_del(nla_get_u32(attr));
 	if (err == -ENOENT)
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		tandem_nl_no_dataset(info->extack, attr);
 	if (!err)
 		tandem_notify_dataset(TANDEM_CMD_DATASET_DEL_NTF, nla_get_u32(attr), NULL);
 	return err;
@@ -311,9 +333,8 @@ static int tandem_nl_dataset_get_doit(struct sk_buff *skb, struct genl_info *inf
 	if (!s)
 		return -ENOMEM;
 	id = nla_get_u32(attr);
-	err = -ENOENT;
 	if (!tandem_ds_snap_take(&id, id, s)) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+		err = tandem_nl_no_dataset(info->extack, attr);
 		goto out_free;
 	}
 	err = -ENOMEM;
@@ -456,9 +477,8 @@ static int tandem_nl_file_add_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		return err;
 	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
+	ds = tandem_nl_dataset_find(info->extack, attr);
 	if (!ds) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
 		err = -ENOENT;
 	} else {
 		err = tandem_nl_files_insert(ds, files, n, &added, &dups);
@@ -524,9 +544,8 @@ static int tandem_nl_file_get_dumpit(struct sk_buff *skb, struct netlink_callbac
 	if (!buf)
 		return -ENOMEM;
 	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
+	ds = tandem_nl_dataset_find(cb->extack, attr);
 	if (!ds) {
-		NL_SET_ERR_MSG_ATTR(cb->extack, attr, "no dataset with this id");
 		err = -ENOENT;
 		goto out_unlock;
 	}
@@ -632,12 +651,10 @@ static int tandem_nl_steer_doit(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
 		return -EINVAL;
 	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
+	ds = tandem_nl_dataset_find(info->extack, attr);
 	err = -ENOENT;
-	if (!ds) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
+	if (!ds)
 		goto out_unlock;
-	}
 	err = -EINVAL;
 	if (node && nla_get_s32(node) >= 0 && tandem_node_validate(nla_get_s32(node))) {
 		NL_SET_ERR_MSG_ATTR(info->extack, node, "not an online NUMA node with memory");
@@ -753,13 +770,8 @@ static int tandem_nl_prefetch_doit(struct sk_buff *skb, struct genl_info *info)
 			return err;
 	}
 	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
-	if (ds) {
-		err = tandem_nl_prefetch_locked(info, ds, tmp, n);
-	} else {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
-		err = -ENOENT;
-	}
+	ds = tandem_nl_dataset_find(info->extack, attr);
+	err = ds ? tandem_nl_prefetch_locked(info, ds, tmp, n) : -ENOENT;
 	mutex_unlock(&tandem.lock);
 	for (i = 0; i < n; i++)
 		tandem_file_put(tmp[i]);
@@ -776,9 +788,8 @@ static int tandem_nl_prefetch_cancel_doit(struct sk_buff *skb, struct genl_info 
 	if (GENL_REQ_ATTR_CHECK(info, TANDEM_A_DATASET_ID))
 		return -EINVAL;
 	mutex_lock(&tandem.lock);
-	ds = tandem_dataset_find(nla_get_u32(attr));
+	ds = tandem_nl_dataset_find(info->extack, attr);
 	if (!ds) {
-		NL_SET_ERR_MSG_ATTR(info->extack, attr, "no dataset with this id");
 		err = -ENOENT;
 	} else {
 		err = tandem_prefetch_cancel(ds);
@@ -907,10 +918,16 @@ static struct genl_family tandem_genl_family __ro_after_init = {
 
 int tandem_netlink_init(void)
 {
-	return genl_register_family(&tandem_genl_family);
+	int err = genl_register_family(&tandem_genl_family);
+
+	if (!err)
+		tandem_prefetch_set_done(tandem_notify_prefetch_done);
+	return err;
 }
 
+/* After tandem_prefetch_stop_all(): no prefetch runs to send an event. */
 void tandem_netlink_exit(void)
 {
+	tandem_prefetch_set_done(NULL);
 	genl_unregister_family(&tandem_genl_family);
 }

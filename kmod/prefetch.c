@@ -49,6 +49,14 @@ struct tandem_prefetch {
 	int nr_inflight;
 };
 
+/* netlink.c's event for a prefetch that ended; READ_ONCE, set at its init */
+static tandem_prefetch_done_fn tandem_pf_done;
+
+void tandem_prefetch_set_done(tandem_prefetch_done_fn fn)
+{
+	WRITE_ONCE(tandem_pf_done, fn);
+}
+
 /* Wait for the oldest batch in flight to be read (its last folio unlocked). */
 static void tandem_pf_wait_oldest(struct tandem_prefetch *pf)
 {
@@ -227,6 +235,7 @@ static void tandem_pf_workfn(struct work_struct *work)
 {
 	struct tandem_prefetch *pf = container_of(work, struct tandem_prefetch, work);
 	struct tandem_prefetch_info info;
+	tandem_prefetch_done_fn done;
 	int i, err = 0;
 
 	for (i = 0; i < pf->nfiles && !err && !tandem_pf_cancelled(pf); i++)
@@ -241,8 +250,11 @@ static void tandem_pf_workfn(struct work_struct *work)
 	smp_store_release(&pf->state, err ? TANDEM_PREFETCH_FAILED :
 			  tandem_pf_cancelled(pf) ? TANDEM_PREFETCH_CANCELLED :
 			  TANDEM_PREFETCH_DONE);
-	tandem_pf_info(pf, &info);
-	tandem_notify_prefetch_done(pf->ds->id, &info);
+	done = READ_ONCE(tandem_pf_done);
+	if (done) {
+		tandem_pf_info(pf, &info);
+		done(pf->ds->id, &info);
+	}
 }
 
 static void tandem_pf_free(struct tandem_prefetch *pf)

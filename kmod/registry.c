@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <linux/namei.h>
 #include <linux/pagemap.h>
+#include <linux/pagevec.h>
 #include <linux/slab.h>
 #include <linux/ctype.h>
 #include <linux/string.h>
@@ -106,7 +107,7 @@ static bool tandem_dataset_name_taken(const char *name)
 	return false;
 }
 
-static struct tandem_dataset *tandem_dataset_alloc(const char *name)
+struct tandem_dataset *tandem_dataset_alloc(const char *name)
 {
 	struct tandem_dataset *ds = kmem_cache_zalloc(tandem_dataset_cache, GFP_KERNEL);
 
@@ -121,99 +122,33 @@ static struct tandem_dataset *tandem_dataset_alloc(const char *name)
 	return ds;
 }
 
-/* Returns 0 and the new id, -EINVAL, -EEXIST (name taken), -ENOSPC (limit). */
-int tandem_dataset_add(const char *name, u32 *id)
-{
-	struct tandem_dataset *ds;
-	int err;
-
-	if (!tandem_dataset_name_valid(name))
-		return -EINVAL;
-	ds = tandem_dataset_alloc(name);
-	if (!ds)
-		return -ENOMEM;
-	mutex_lock(&tandem.lock);
-	err = -ENOSPC;
-	if (tandem.nr_datasets >= tandem_max_datasets)
-		goto out_unlock;
-	err = -EEXIST;
-	if (tandem_dataset_name_taken(name))
-		goto out_unlock;
-	/* cyclic ids: a deleted dataset's id is not handed out again at once */
-	err = xa_alloc_cyclic(&tandem.datasets, &ds->id, ds, XA_LIMIT(1, INT_MAX),
-			      &tandem_next_id, GFP_KERNEL);
-	if (err < 0)
-		goto out_unlock;
-	err = tandem_sysfs_dataset_add(ds);	/* no directory on error */
-	if (err) {
-		xa_erase(&tandem.datasets, ds->id);
-		goto out_unlock;
-	}
-	WRITE_ONCE(tandem.nr_datasets, tandem.nr_datasets + 1);
-	*id = ds->id;
-	mutex_unlock(&tandem.lock);
-	return 0;
-
-out_unlock:
-	mutex_unlock(&tandem.lock);
-	tandem_dataset_put(ds);
-	return err;
-}
-
-static void tandem_files_put(struct rb_root *files)
-{
-	struct tandem_file *f, *next;
-
-	rbtree_postorder_for_each_entry_safe(f, next, files, node)
-		tandem_file_put(f);
-	*files = RB_ROOT;
-}
-
-int tandem_dataset_del(u32 id)
-{
-	struct tandem_dataset *ds;
-	struct rb_root files;
-	struct rb_node *n;
-
-	mutex_lock(&tandem.lock);
-	ds = xa_erase(&tandem.datasets, id);
-	if (!ds) {
-		mutex_unlock(&tandem.lock);
-		return -ENOENT;
-	}
-	ds->dead = true;
-	for (n = rb_first(&ds->files); n; n = rb_next(n))
-		tandem_steer_file_del(rb_entry(n, struct tandem_file, node));
-	files = ds->files;
-	ds->files = RB_ROOT;
-	WRITE_ONCE(tandem.nr_files, tandem.nr_files - ds->nr_files);
-	ds->nr_files = 0;
-	WRITE_ONCE(tandem.nr_datasets, tandem.nr_datasets - 1);
-	mutex_unlock(&tandem.lock);
-
-	/*
-	 * Outside the lock: path_put() may sleep, a prefetch is waited for,
-	 * and removing the sysfs directory waits for readers that take the
-	 * lock. The files' and the directory's references keep ds alive.
-	 */
-	tandem_prefetch_release(ds);
-	tandem_files_put(&files);
-	tandem_sysfs_dataset_del(ds);
-	tandem_dataset_put(ds);
-	return 0;
-}
-
+/* After tandem_dataset_del_all(): the registry is empty. */
 void tandem_registry_exit(void)
 {
-	struct tandem_dataset *ds;
-	unsigned long id;
-
-	xa_for_each(&tandem.datasets, id, ds)
-		tandem_dataset_del(id);
 	xa_destroy(&tandem.datasets);
 	rcu_barrier();		/* the files' and datasets' RCU frees */
 	kmem_cache_destroy(tandem_dataset_cache);
 	kmem_cache_destroy(tandem_file_cache);
+}
+
+/*
+ * Give ds an id in the registry, tandem.lock held: 0, -ENOSPC (max_datasets),
+ * -EEXIST (name taken) or xa_alloc_cyclic()'s error. The caller counts it in
+ * tandem.nr_datasets once the dataset is complete.
+ */
+int tandem_dataset_id_alloc(struct tandem_dataset *ds)
+{
+	int err;
+
+	lockdep_assert_held(&tandem.lock);
+	if (tandem.nr_datasets >= tandem_max_datasets)
+		return -ENOSPC;
+	if (tandem_dataset_name_taken(ds->name))
+		return -EEXIST;
+	/* cyclic ids: a deleted dataset's id is not handed out again at once */
+	err = xa_alloc_cyclic(&tandem.datasets, &ds->id, ds, XA_LIMIT(1, INT_MAX),
+			      &tandem_next_id, GFP_KERNEL);
+	return err < 0 ? err : 0;
 }
 
 #define TANDEM_WALK_BATCH	32
@@ -252,6 +187,25 @@ int tandem_dataset_walk(struct tandem_dataset *ds,
 		cond_resched();
 	} while (n == TANDEM_WALK_BATCH);
 	return walked;
+}
+
+/* Add f's cached pages per node to u->node_pages[0..nr_node_ids). */
+static void tandem_file_node_pages(struct tandem_file *f, struct tandem_usage *u)
+{
+	struct folio_batch fbatch;
+	pgoff_t index = 0;
+	unsigned int i;
+
+	folio_batch_init(&fbatch);
+	while (filemap_get_folios(f->inode->i_mapping, &index, ULONG_MAX - 1, &fbatch)) {
+		for (i = 0; i < folio_batch_count(&fbatch); i++) {
+			struct folio *folio = fbatch.folios[i];
+
+			u->node_pages[folio_nid(folio)] += folio_nr_pages(folio);
+		}
+		folio_batch_release(&fbatch);
+		cond_resched();
+	}
 }
 
 static void tandem_usage_add(struct tandem_file *f, void *arg)
@@ -326,35 +280,26 @@ static int tandem_file_cmp(dev_t dev, u64 ino, const struct tandem_file *f)
 	return 0;
 }
 
-/* 0, -EEXIST (already in the dataset), -ENOSPC (max_files) or -ENOMEM. */
-int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f)
+/*
+ * Where f goes in ds's rbtree, tandem.lock held: the link to set (and its
+ * parent), or NULL when a file of the same (dev, ino) is there already.
+ */
+struct rb_node **tandem_file_slot(struct tandem_dataset *ds, struct tandem_file *f,
+				  struct rb_node **parent)
 {
-	struct rb_node **p = &ds->files.rb_node, *parent = NULL;
-	int c, err;
+	struct rb_node **p = &ds->files.rb_node;
+	int c;
 
 	lockdep_assert_held(&tandem.lock);
+	*parent = NULL;
 	while (*p) {
-		parent = *p;
-		c = tandem_file_cmp(f->dev, f->ino, rb_entry(parent, struct tandem_file, node));
+		*parent = *p;
+		c = tandem_file_cmp(f->dev, f->ino, rb_entry(*parent, struct tandem_file, node));
 		if (!c)
-			return -EEXIST;
-		p = c < 0 ? &parent->rb_left : &parent->rb_right;
+			return NULL;
+		p = c < 0 ? &(*parent)->rb_left : &(*parent)->rb_right;
 	}
-	if (ds->nr_files >= tandem_max_files)
-		return -ENOSPC;
-	/* the probes may find f from here on: f->ds first */
-	f->ds = ds;
-	err = tandem_steer_file_add(f);
-	if (err) {
-		f->ds = NULL;
-		return err;
-	}
-	rb_link_node(&f->node, parent, p);
-	rb_insert_color(&f->node, &ds->files);
-	tandem_dataset_get(ds);
-	ds->nr_files++;
-	WRITE_ONCE(tandem.nr_files, tandem.nr_files + 1);
-	return 0;
+	return p;
 }
 
 /* First file of ds ordered after (dev, ino); (0, 0) gives the first file. */
@@ -374,15 +319,4 @@ struct tandem_file *tandem_file_next(struct tandem_dataset *ds, dev_t dev, u64 i
 		}
 	}
 	return best;
-}
-
-/* Undo tandem_file_insert() (a batch that could not be added whole); the caller puts f. */
-void tandem_file_remove(struct tandem_dataset *ds, struct tandem_file *f)
-{
-	lockdep_assert_held(&tandem.lock);
-	tandem_steer_file_del(f);
-	rb_erase(&f->node, &ds->files);
-	RB_CLEAR_NODE(&f->node);
-	ds->nr_files--;
-	WRITE_ONCE(tandem.nr_files, tandem.nr_files - 1);
 }

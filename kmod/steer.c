@@ -596,25 +596,6 @@ int tandem_steer_dataset(struct tandem_dataset *ds)
 	return 0;
 }
 
-/* Add f's cached pages per node to u->node_pages[0..nr_node_ids). */
-void tandem_file_node_pages(struct tandem_file *f, struct tandem_usage *u)
-{
-	struct folio_batch fbatch;
-	pgoff_t index = 0;
-	unsigned int i;
-
-	folio_batch_init(&fbatch);
-	while (filemap_get_folios(f->inode->i_mapping, &index, ULONG_MAX - 1, &fbatch)) {
-		for (i = 0; i < folio_batch_count(&fbatch); i++) {
-			struct folio *folio = fbatch.folios[i];
-
-			u->node_pages[folio_nid(folio)] += folio_nr_pages(folio);
-		}
-		folio_batch_release(&fbatch);
-		cond_resched();
-	}
-}
-
 static void tandem_find_tp(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "mm_filemap_add_to_page_cache"))

@@ -122,15 +122,29 @@ int tandem_headroom_init(void);
 void tandem_headroom_exit(void);
 void tandem_headroom_apply(void);	/* again, after the CXL node changed; takes its own lock */
 
+/*
+ * The files, bottom to top: each calls only the ones listed before it (and
+ * node.c, headroom.c, compat.h):
+ *   registry.c   datasets and files as objects: ids, references, lookups, walks
+ *   steer.c      steering (the page-cache probes and the worker)
+ *   prefetch.c   prefetch; its "done" event reaches netlink through a callback
+ *   sysfs.c      /sys/kernel/tandem
+ *   lifecycle.c  adding and deleting datasets and files across the layers above
+ *   netlink.c    the generic netlink family
+ *   core.c       init and exit
+ */
+
 /* registry.c */
 int tandem_registry_init(void);
-void tandem_registry_exit(void);
+void tandem_registry_exit(void);	/* after tandem_dataset_del_all() */
 struct tandem_dataset *tandem_dataset_find(u32 id);	/* tandem.lock held */
 void tandem_dataset_get(struct tandem_dataset *ds);
 void tandem_dataset_put(struct tandem_dataset *ds);
-int tandem_dataset_add(const char *name, u32 *id);
-int tandem_dataset_del(u32 id);
 bool tandem_dataset_name_valid(const char *name);
+struct tandem_dataset *tandem_dataset_alloc(const char *name);
+int tandem_dataset_id_alloc(struct tandem_dataset *ds);	/* tandem.lock held */
+void tandem_file_get(struct tandem_file *f);
+void tandem_file_put(struct tandem_file *f);
 
 /* What a dataset's files hold now, from tandem_dataset_usage(). */
 struct tandem_usage {
@@ -142,8 +156,8 @@ int tandem_dataset_walk(struct tandem_dataset *ds,
 			void (*fn)(struct tandem_file *f, void *arg), void *arg);
 void tandem_dataset_usage(struct tandem_dataset *ds, struct tandem_usage *u);
 struct tandem_file *tandem_file_alloc(const char *pathname, int *err);
-int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f);
-void tandem_file_remove(struct tandem_dataset *ds, struct tandem_file *f);
+struct rb_node **tandem_file_slot(struct tandem_dataset *ds, struct tandem_file *f,
+				  struct rb_node **parent);	/* tandem.lock held */
 struct tandem_file *tandem_file_next(struct tandem_dataset *ds, dev_t dev, u64 ino);
 
 /* sysfs.c */
@@ -151,6 +165,7 @@ int tandem_sysfs_init(void);
 void tandem_sysfs_exit(void);
 int tandem_sysfs_dataset_add(struct tandem_dataset *ds);
 void tandem_sysfs_dataset_del(struct tandem_dataset *ds);
+extern const char *const tandem_counter_names[__TANDEM_CNT_MAX];
 
 /* steer.c */
 int tandem_steer_init(void);
@@ -160,10 +175,7 @@ int tandem_steer_file_add(struct tandem_file *f);	/* tandem.lock held */
 void tandem_steer_file_del(struct tandem_file *f);	/* tandem.lock held */
 int tandem_dataset_target_node(struct tandem_dataset *ds);
 int tandem_steer_dataset(struct tandem_dataset *ds);	/* tandem.lock held */
-void tandem_file_node_pages(struct tandem_file *f, struct tandem_usage *u);
 struct workqueue_struct *tandem_workqueue(void);
-void tandem_file_get(struct tandem_file *f);
-void tandem_file_put(struct tandem_file *f);
 
 /* prefetch.c */
 struct tandem_prefetch_info {
@@ -177,10 +189,18 @@ void tandem_prefetch_info(struct tandem_dataset *ds,
 			  struct tandem_prefetch_info *info);	/* tandem.lock held */
 void tandem_prefetch_release(struct tandem_dataset *ds);	/* dataset deleted; takes tandem.lock */
 void tandem_prefetch_stop_all(void);
-extern const char *const tandem_counter_names[__TANDEM_CNT_MAX];
+/* who hears of a prefetch that ended (netlink.c's event), NULL: nobody; set at init */
+typedef void (*tandem_prefetch_done_fn)(u32 id, const struct tandem_prefetch_info *info);
+void tandem_prefetch_set_done(tandem_prefetch_done_fn fn);
+
+/* lifecycle.c */
+int tandem_dataset_add(const char *name, u32 *id);
+int tandem_dataset_del(u32 id);
+void tandem_dataset_del_all(void);
+int tandem_file_insert(struct tandem_dataset *ds, struct tandem_file *f);
+void tandem_file_remove(struct tandem_dataset *ds, struct tandem_file *f);
 
 /* netlink.c */
-void tandem_notify_prefetch_done(u32 id, const struct tandem_prefetch_info *info);
 int tandem_netlink_init(void);
 void tandem_netlink_exit(void);
 

@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,13 +27,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <slurm/spank.h>
 
+#include "lib/agent_client.h"
 #include "lib/agent_proto.h"
 
 SPANK_PLUGIN(tandem, 1);
@@ -159,116 +158,6 @@ static int opt_get(spank_t sp, int which, char **val)
 	return spank_option_getopt(sp, &tandem_options[which], val) == ESPANK_SUCCESS && *val;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* one connection to the agent and what it has sent that is not read yet */
-struct link {
-	int fd, sfd;
-	size_t len;
-	char buf[TANDEM_AGENT_LINE_MAX];
-};
-
-static int link_connect(struct link *l, const char *path, uint64_t deadline)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct pollfd p;
-	socklen_t sl = sizeof(int);
-	int err = 0;
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (l->fd < 0)
-		return -errno;
-	if (!connect(l->fd, (struct sockaddr *)&sa, sizeof(sa)))
-		return 0;
-	if (errno != EINPROGRESS)
-		return -errno;
-	p = (struct pollfd){ .fd = l->fd, .events = POLLOUT };
-	if (poll(&p, 1, (int)(deadline - mono_ms())) != 1)
-		return -ETIMEDOUT;
-	if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &sl) || err)
-		return err ? -err : -errno;
-	return 0;
-}
-
-static int link_send(struct link *l, const char *buf, size_t n, uint64_t deadline)
-{
-	while (n) {
-		struct pollfd p = { .fd = l->fd, .events = POLLOUT };
-		ssize_t w = send(l->fd, buf, n, MSG_NOSIGNAL);
-		uint64_t now;
-
-		if (w > 0) {
-			buf += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		now = mono_ms();
-		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0)
-			return -ETIMEDOUT;
-	}
-	return 0;
-}
-
-/*
- * The next line (LF cut) into l->buf[0..*n). 1, 0 at EOF, -ETIMEDOUT at
- * deadline, -EINTR for a signal (*signo), -EMSGSIZE or -errno.
- */
-static int link_line(struct link *l, uint64_t deadline, size_t *n, int *signo)
-{
-	static const size_t cap = sizeof(l->buf);
-
-	for (;;) {
-		struct pollfd p[2] = { { .fd = l->fd, .events = POLLIN },
-				       { .fd = l->sfd, .events = POLLIN } };
-		char *lf = memchr(l->buf, '\n', l->len);
-		uint64_t now = mono_ms();
-		ssize_t r;
-
-		if (lf) {
-			*n = (size_t)(lf - l->buf);
-			return 1;
-		}
-		if (l->len == cap)
-			return -EMSGSIZE;
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (poll(p, l->sfd >= 0 ? 2 : 1, (int)(deadline - now)) < 0 && errno != EINTR)
-			return -errno;
-		if (l->sfd >= 0 && (p[1].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			if (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
-				*signo = (int)si.ssi_signo;
-				return -EINTR;
-			}
-		}
-		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		r = recv(l->fd, l->buf + l->len, cap - l->len, 0);
-		if (r == 0)
-			return 0;
-		if (r < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (r > 0)
-			l->len += (size_t)r;
-	}
-}
-
-static void link_consume(struct link *l, size_t n)
-{
-	memmove(l->buf, l->buf + n + 1, l->len - n - 1);
-	l->len -= n + 1;
-}
-
 /* the task as the agent sees it */
 struct task {
 	char tag[64];			/* "job 12.batch task 0" for log lines */
@@ -325,7 +214,7 @@ static int task_describe(spank_t sp, struct task *t, const struct conf *c)
 
 static double since(uint64_t t0)
 {
-	return (double)(mono_ms() - t0) / 1000.0;
+	return (double)(tandem_agent_mono_ms() - t0) / 1000.0;
 }
 
 /*
@@ -349,7 +238,7 @@ static void __attribute__((noreturn)) task_end(int signo)
 }
 
 /* after HOLD: returns when the task may start; one log line either way */
-static void wait_release(struct link *l, const struct task *t, uint64_t t0)
+static void wait_release(struct tandem_agent_client *l, const struct task *t, uint64_t t0)
 {
 	uint64_t deadline = t0 + (uint64_t)t->m.maxhold_s * 1000 + HOLD_GRACE_MS;
 	struct tandem_agent_msg *r = malloc(sizeof(*r));
@@ -360,7 +249,7 @@ static void wait_release(struct link *l, const struct task *t, uint64_t t0)
 		slurm_error("tandem: %s: out of memory while held; started", t->tag);
 		return;
 	}
-	ret = link_line(l, deadline, &n, &signo);
+	ret = tandem_agent_client_line(l, deadline, &n, &signo);
 	if (ret == -EINTR) {
 		slurm_error("tandem: %s: signal %d while held %.3f s; not started", t->tag, signo,
 			    since(t0));
@@ -383,7 +272,7 @@ static void wait_release(struct link *l, const struct task *t, uint64_t t0)
 }
 
 /* the answer to REGISTER, acted on */
-static void answer(struct link *l, const struct task *t, const struct tandem_agent_msg *r,
+static void answer(struct tandem_agent_client *l, const struct task *t, const struct tandem_agent_msg *r,
 		   uint64_t t0)
 {
 	switch (r->verb) {
@@ -407,9 +296,9 @@ static void answer(struct link *l, const struct task *t, const struct tandem_age
 }
 
 /* REGISTER; returns when the task may start (or ends it); one log line */
-static void hold(struct link *l, const struct task *t, const struct conf *c)
+static void hold(struct tandem_agent_client *l, const struct task *t, const struct conf *c)
 {
-	uint64_t t0 = mono_ms();
+	uint64_t t0 = tandem_agent_mono_ms();
 	struct tandem_agent_msg *r;
 	int ret, signo = 0, n;
 	size_t len;
@@ -420,9 +309,9 @@ static void hold(struct link *l, const struct task *t, const struct conf *c)
 			    strerror(-n));
 		return;
 	}
-	ret = link_connect(l, c->socket, t0 + REPLY_TIMEOUT_MS);
+	ret = tandem_agent_client_connect(l, c->socket, t0 + REPLY_TIMEOUT_MS);
 	if (!ret)
-		ret = link_send(l, l->buf, (size_t)n, t0 + REPLY_TIMEOUT_MS);
+		ret = tandem_agent_client_send(l, l->buf, (size_t)n, t0 + REPLY_TIMEOUT_MS);
 	/* a busy agent answers before reading and closes: its ERR is still there */
 	if (ret == -EPIPE || ret == -ECONNRESET)
 		ret = 0;
@@ -431,7 +320,7 @@ static void hold(struct link *l, const struct task *t, const struct conf *c)
 			    t->tag, c->socket, strerror(-ret));
 		return;
 	}
-	ret = link_line(l, t0 + REPLY_TIMEOUT_MS, &len, &signo);
+	ret = tandem_agent_client_line(l, t0 + REPLY_TIMEOUT_MS, &len, &signo);
 	if (ret == -EINTR) {
 		slurm_error("tandem: %s: signal %d while registering; not started", t->tag, signo);
 		task_end(signo);
@@ -447,7 +336,7 @@ static void hold(struct link *l, const struct task *t, const struct conf *c)
 		free(r);
 		return;
 	}
-	link_consume(l, len);
+	tandem_agent_client_consume(l, len);
 	answer(l, t, r, t0);
 	free(r);
 }
@@ -469,7 +358,7 @@ static int block_signals(sigset_t *old)
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	struct task *t;
-	struct link *l;
+	struct tandem_agent_client *l;
 	struct conf c;
 	sigset_t old;
 	char *ds, name[17] = "";
@@ -496,15 +385,13 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 	}
 	if (t->m.step == TANDEM_STEP_EXTERN)
 		goto out_free;	/* the extern step runs no user work */
-	l->fd = -1;
-	l->sfd = block_signals(&old);
+	tandem_agent_client_init(l, block_signals(&old));
 	if (prctl(PR_GET_NAME, name) || prctl(PR_SET_NAME, "tandem-held"))
 		name[0] = '\0';
 	hold(l, t, &c);
 	if (name[0])
 		prctl(PR_SET_NAME, name);
-	if (l->fd >= 0)
-		close(l->fd);
+	tandem_agent_client_close(l);
 	if (l->sfd >= 0) {
 		close(l->sfd);
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -521,8 +408,8 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	struct tandem_agent_msg m = { .verb = TANDEM_REQ_DONE,
 				      .have = 1u << TANDEM_F_JOB | 1u << TANDEM_F_STEP |
 					      1u << TANDEM_F_TASK | 1u << TANDEM_F_STATUS };
-	uint64_t deadline = mono_ms() + DONE_TIMEOUT_MS;
-	struct link *l;
+	uint64_t deadline = tandem_agent_mono_ms() + DONE_TIMEOUT_MS;
+	struct tandem_agent_client *l;
 	struct conf c;
 	char *ds;
 	int status = 0, signo, n;
@@ -539,13 +426,12 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return 0;
-	l->fd = l->sfd = -1;
+	tandem_agent_client_init(l, -1);
 	n = tandem_agent_format(&m, l->buf, sizeof(l->buf));
-	if (n < 0 || link_connect(l, c.socket, deadline) ||
-	    link_send(l, l->buf, (size_t)n, deadline) || link_line(l, deadline, &len, &signo) != 1)
+	if (n < 0 || tandem_agent_client_connect(l, c.socket, deadline) ||
+	    tandem_agent_client_send(l, l->buf, (size_t)n, deadline) || tandem_agent_client_line(l, deadline, &len, &signo) != 1)
 		slurm_debug("tandem: job %u task %u: agent did not take DONE", m.job, m.task);
-	if (l->fd >= 0)
-		close(l->fd);
+	tandem_agent_client_close(l);
 	free(l);
 	return 0;
 }

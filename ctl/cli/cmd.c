@@ -268,3 +268,39 @@ int ctl_run(int argc, char **argv)
 		err = -EIO;	/* stdout could not take the output */
 	return err;
 }
+
+int ctl_split_commands(int argc, char **argv, char ****cmds, int *n)
+{
+	char ***c;
+	int k = 0, start = 0;
+
+	c = calloc(argc + 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (int i = 0; i <= argc; i++) {
+		if (i < argc && strcmp(argv[i], ":::"))
+			continue;
+		if (i == start) {	/* empty command */
+			free(c);
+			return -EINVAL;
+		}
+		c[k] = calloc(i - start + 1, sizeof(char *));
+		if (!c[k]) {
+			ctl_free_commands(c, k);
+			return -ENOMEM;
+		}
+		memcpy(c[k], argv + start, (i - start) * sizeof(char *));
+		k++;
+		start = i + 1;
+	}
+	*cmds = c;
+	*n = k;
+	return 0;
+}
+
+void ctl_free_commands(char ***cmds, int n)
+{
+	for (int i = 0; i < n && cmds; i++)
+		free(cmds[i]);
+	free(cmds);
+}

@@ -47,6 +47,13 @@ void ctl_cmd_register(struct ctl_cmd *cmd);
 		ctl_cmd_register(&tandem_cmd_##id);			\
 	}
 
+/*
+ * Split "CMD_A ::: CMD_B ::: ..." (argv after "--", run and calibrate) into
+ * n argv arrays; -EINVAL for an empty command, -ENOMEM.
+ */
+int ctl_split_commands(int argc, char **argv, char ****cmds, int *n);
+void ctl_free_commands(char ***cmds, int n);
+
 /* Run "OBJECT [VERB] ARGS..."; what the command returned (above). */
 int ctl_run(int argc, char **argv);
 /* The exit status for what ctl_run() returned. */

@@ -13,75 +13,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "lib/agent_client.h"
 #include "lib/agent_proto.h"
 #include "lib/log.h"
 #include "lib/out.h"
 
-#define AGENT_TIMEOUT_S 5
+#define AGENT_TIMEOUT_S 5	/* connect, send, and each line of the answer */
 
-static int agent_connect(const char *path)
+static uint64_t agent_deadline(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = AGENT_TIMEOUT_S };
-	int fd, err;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
+	return tandem_agent_mono_ms() + AGENT_TIMEOUT_S * 1000;
 }
 
-/* the agent's answer, one line at a time */
-struct reader {
-	int fd;
-	char buf[TANDEM_AGENT_LINE_MAX * 2];
-	size_t len;
-};
-
-static int read_line(struct reader *r, struct tandem_agent_msg *m)
+/* the agent's next answer line, parsed; -ECONNRESET when it closed */
+static int read_line(struct tandem_agent_client *cl, struct tandem_agent_msg *m)
 {
 	char err[256];
 	const char *code;
-	char *lf;
-	ssize_t n;
+	int ret, signo;
 	size_t l;
-	int ret;
 
-	while (!(lf = memchr(r->buf, '\n', r->len))) {
-		if (r->len == sizeof(r->buf))
-			return -EMSGSIZE;
-		n = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		if (!n)
-			return -ECONNRESET;
-		r->len += (size_t)n;
-	}
-	l = (size_t)(lf - r->buf);
-	ret = tandem_agent_parse(r->buf, l, 1, m, err, sizeof(err), &code);
+	ret = tandem_agent_client_line(cl, agent_deadline(), &l, &signo);
+	if (ret <= 0)
+		return ret ? ret : -ECONNRESET;
+	ret = tandem_agent_parse(cl->buf, l, 1, m, err, sizeof(err), &code);
 	if (ret)
 		ctl_err("agent: cannot read its answer: %s", err);
-	memmove(r->buf, lf + 1, r->len - l - 1);
-	r->len -= l + 1;
+	tandem_agent_client_consume(cl, l);
 	return ret;
 }
 
@@ -174,15 +136,11 @@ struct status_doc {
 	size_t n;
 };
 
-static int status_read(int fd, struct status_doc *d)
+static int status_read(struct tandem_agent_client *r, struct status_doc *d)
 {
-	struct reader *r = calloc(1, sizeof(*r));
 	struct tandem_agent_msg *m;
 	int err;
 
-	if (!r)
-		return -ENOMEM;
-	r->fd = fd;
 	err = read_line(r, &d->ok);
 	if (!err && d->ok.verb == TANDEM_REP_ERR) {
 		ctl_err("agent reports: %s (%s)", d->ok.msg, d->ok.code);
@@ -203,7 +161,6 @@ static int status_read(int fd, struct status_doc *d)
 			break;
 		d->n++;
 	}
-	free(r);
 	return err;
 }
 
@@ -241,9 +198,10 @@ static int cmd_agent_status(int argc, char **argv)
 	};
 	const char *path = TANDEM_AGENT_SOCKET;
 	struct tandem_agent_msg req = { .verb = TANDEM_REQ_STATUS };
+	struct tandem_agent_client *cl;
 	struct status_doc d = { 0 };
 	char line[64];
-	int opt, fd, n, err;
+	int opt, n, err;
 
 	optind = 0;
 	while ((opt = ctl_getopt(argc, argv, "", opts, "agent", "status")) != -1) {
@@ -253,16 +211,23 @@ static int cmd_agent_status(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ctl_usage_err("agent", "status", "unexpected argument '%s'", argv[optind]);
-	fd = agent_connect(path);
-	if (fd < 0) {
-		ctl_err("agent not reachable at %s: %s", path, strerror(-fd));
-		return fd;
+	cl = malloc(sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	tandem_agent_client_init(cl, -1);
+	err = tandem_agent_client_connect(cl, path, agent_deadline());
+	if (err) {
+		ctl_err("agent not reachable at %s: %s", path, strerror(-err));
+		tandem_agent_client_close(cl);
+		free(cl);
+		return err;
 	}
 	n = tandem_agent_format(&req, line, sizeof(line));
-	err = n < 0 ? n : send(fd, line, (size_t)n, MSG_NOSIGNAL) == n ? 0 : -errno;
+	err = n < 0 ? n : tandem_agent_client_send(cl, line, (size_t)n, agent_deadline());
 	if (!err)
-		err = status_read(fd, &d);
-	close(fd);
+		err = status_read(cl, &d);
+	tandem_agent_client_close(cl);
+	free(cl);
 	if (err == -ETIMEDOUT || err == -ECONNRESET)
 		ctl_err("agent at %s: %s", path, err == -ETIMEDOUT ?
 			"no answer within 5 s" : "closed the connection");

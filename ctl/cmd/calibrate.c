@@ -114,7 +114,7 @@ static int cal_parse(int argc, char **argv, struct cal_cmd *c)
 		return ctl_usage_err("calibrate", NULL, "unexpected argument '%s'", argv[optind]);
 	if (!c->req.dataset)
 		return ctl_usage_err("calibrate", NULL, "--dataset is required");
-	if (dash < argc && rel_split_commands(argc - dash - 1, argv + dash + 1,
+	if (dash < argc && ctl_split_commands(argc - dash - 1, argv + dash + 1,
 					      &c->req.cmds, &c->req.ncmds))
 		return ctl_usage_err("calibrate", NULL, "commands after '--' must be separated "
 				     "by ':::' and not empty");
@@ -138,7 +138,7 @@ int cmd_calibrate_run(int argc, char **argv)
 	if (!err)
 		cal_print(&p, &t, c.output);
 	profile_free(&p);
-	rel_free_commands(c.req.cmds, c.req.ncmds);
+	ctl_free_commands(c.req.cmds, c.req.ncmds);
 	return err;
 }
 

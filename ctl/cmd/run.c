@@ -136,7 +136,7 @@ static int run_parse(int argc, char **argv, struct run_cmd *c)
 				     "tandem.ko prefetches only a registered dataset");
 	if (c->learn_order && c->no_learn)
 		return ctl_usage_err("run", NULL, "--learn-order or --no-learn-order, not both");
-	if (rel_split_commands(argc - dash - 1, argv + dash + 1, &c->cmds, &c->ncmds) ||
+	if (ctl_split_commands(argc - dash - 1, argv + dash + 1, &c->cmds, &c->ncmds) ||
 	    !c->ncmds || c->ncmds > REL_MAX_INST)
 		return ctl_usage_err("run", NULL, "commands after '--' must be separated by "
 				     "':::' and not empty (at most %d)", REL_MAX_INST);
@@ -461,7 +461,7 @@ free_order:
 	tnl_close(nl);
 	lg_dataset_free(&ds);
 free_cmds:
-	rel_free_commands(c.cmds, c.ncmds);
+	ctl_free_commands(c.cmds, c.ncmds);
 	return err;
 }
 

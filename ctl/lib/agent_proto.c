@@ -152,37 +152,6 @@ static int hexval(char c)
 	return -1;
 }
 
-/* a decimal with up to 3 decimals, in thousandths; no sign, no exponent */
-static int parse_milli(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-	int digits = 0, dec = -1;
-
-	if (!*s)
-		return -EINVAL;
-	if (s[0] == '0' && s[1] >= '0' && s[1] <= '9')
-		return -EINVAL;	/* no leading zeros */
-	for (; *s; s++) {
-		if (*s == '.' && dec < 0 && digits) {
-			dec = 0;
-			continue;
-		}
-		if (*s < '0' || *s > '9' || dec == 3 || ++digits > 12)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (dec >= 0)
-			dec++;
-	}
-	if (dec == 0)
-		return -EINVAL;	/* "5." */
-	for (dec = dec < 0 ? 0 : dec; dec < 3; dec++)
-		v *= 10;
-	if (v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -201,60 +170,6 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
-}
-
-int tandem_stagger_parse(const char *s, struct tandem_stagger *st)
-{
-	uint64_t v;
-	int err;
-
-	if (!strcmp(s, "auto")) {
-		*st = (struct tandem_stagger){ .mode = TANDEM_STAGGER_AUTO };
-		return 0;
-	}
-	if (!strncmp(s, "progress:", 9)) {
-		err = parse_milli(s + 9, 1000, &v);
-		if (err || !v)
-			return err ? err : -ERANGE;
-		*st = (struct tandem_stagger){ .mode = TANDEM_STAGGER_PROGRESS,
-					       .permille = (uint16_t)v };
-		return 0;
-	}
-	err = parse_milli(s, (uint64_t)TANDEM_AGENT_HOLD_MAX_S * 1000, &v);
-	if (err)
-		return err;
-	*st = (struct tandem_stagger){ .mode = TANDEM_STAGGER_SECONDS, .ms = (uint32_t)v };
-	return 0;
-}
-
-static void fmt_milli(uint64_t v, char *buf, size_t len)
-{
-	if (v % 1000 == 0)
-		snprintf(buf, len, "%" PRIu64, v / 1000);
-	else if (v % 100 == 0)
-		snprintf(buf, len, "%" PRIu64 ".%" PRIu64, v / 1000, v % 1000 / 100);
-	else if (v % 10 == 0)
-		snprintf(buf, len, "%" PRIu64 ".%02" PRIu64, v / 1000, v % 1000 / 10);
-	else
-		snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, v / 1000, v % 1000);
-}
-
-const char *tandem_stagger_str(const struct tandem_stagger *st, char *buf, size_t len)
-{
-	char num[24];
-
-	switch (st->mode) {
-	case TANDEM_STAGGER_AUTO:
-		snprintf(buf, len, "auto");
-		break;
-	case TANDEM_STAGGER_PROGRESS:
-		fmt_milli(st->permille, num, sizeof(num));
-		snprintf(buf, len, "progress:%s", num);
-		break;
-	default:
-		fmt_milli(st->ms, buf, len);
-	}
-	return buf;
 }
 
 const char *tandem_step_str(uint32_t step, char *buf, size_t len)
@@ -336,7 +251,7 @@ static int parse_value(const struct field_def *fd, const char *s, size_t n,
 	case FT_STAGGER:
 		return tandem_stagger_parse(s, (struct tandem_stagger *)(void *)dst);
 	case FT_FRAC:
-		err = parse_milli(s, 1000, &v);
+		err = tandem_milli_parse(s, 1000, &v);
 		if (!err)
 			*(uint16_t *)(void *)dst = (uint16_t)v;
 		return err;
@@ -567,7 +482,7 @@ static int fmt_value(const struct field_def *fd, const struct tandem_agent_msg *
 		v = *(const uint16_t *)(const void *)src;
 		if (v > 1000)
 			return -EINVAL;
-		fmt_milli(v, out, len);
+		tandem_milli_str(v, out, len);
 		return 0;
 	default:
 		if (strlen(src) > fd->max || (fd->type == FT_PATH && src[0] != '/') ||

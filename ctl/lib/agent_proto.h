@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/stagger.h"
+
 #define TANDEM_AGENT_PROTO_VERSION 1
 #define TANDEM_AGENT_SOCKET "/run/tandem/agent.sock"
 /* one message, its LF included: fits the longest fields, all escaped */
@@ -29,7 +31,7 @@
 #define TANDEM_AGENT_CMD_MAX 1023	/* decoded bytes */
 #define TANDEM_AGENT_MSG_MAX 255	/* ERR text, decoded bytes */
 #define TANDEM_AGENT_WORD_MAX 31	/* reason, code, state */
-#define TANDEM_AGENT_HOLD_MAX_S 86400	/* maxhold and SECONDS, at most a day */
+#define TANDEM_AGENT_HOLD_MAX_S TANDEM_STAGGER_MAX_S	/* maxhold and SECONDS, a day */
 #define TANDEM_AGENT_ID_MAX 0xfffffff0u	/* job, array ids: Slurm's are lower */
 #define TANDEM_AGENT_TASK_MAX 1048575u
 #define TANDEM_AGENT_PID_MAX 4194304u	/* the kernel's PID_MAX_LIMIT */
@@ -58,18 +60,6 @@ enum tandem_agent_verb {
 	TANDEM_REP_END,		/* after the last TASK line */
 	TANDEM_REP_DATASET,	/* one STATUS line per dataset, after the TASK lines */
 	TANDEM_VERB_COUNT,
-};
-
-enum tandem_stagger_mode {
-	TANDEM_STAGGER_AUTO,		/* the agent's model decides */
-	TANDEM_STAGGER_SECONDS,		/* at least ms after the previous start */
-	TANDEM_STAGGER_PROGRESS,	/* when the running ones are permille done */
-};
-
-struct tandem_stagger {
-	enum tandem_stagger_mode mode;
-	uint32_t ms;		/* SECONDS: 0 .. 86400000 */
-	uint16_t permille;	/* PROGRESS: 1 .. 1000 */
 };
 
 /* field presence bits (struct tandem_agent_msg.have), in the order they are written */
@@ -129,11 +119,6 @@ int tandem_agent_parse(const char *line, size_t len, int replies,
  * does not take, a value out of range) / -ENOSPC.
  */
 int tandem_agent_format(const struct tandem_agent_msg *m, char *buf, size_t len);
-
-/* "auto", "SECONDS" (up to 3 decimals, <= 86400), "progress:F" (0 < F <= 1) */
-int tandem_stagger_parse(const char *s, struct tandem_stagger *st);
-/* the same text back; buf of at least 24 bytes */
-const char *tandem_stagger_str(const struct tandem_stagger *st, char *buf, size_t len);
 
 /* "batch", "extern", "interactive" or the number */
 const char *tandem_step_str(uint32_t step, char *buf, size_t len);

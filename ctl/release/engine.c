@@ -48,80 +48,6 @@ bool rel_inst_ok(const struct rel_inst *in)
 	return in->state == REL_EXITED && WIFEXITED(in->status) && !WEXITSTATUS(in->status);
 }
 
-/* ---- parsing ---- */
-
-int rel_split_commands(int argc, char **argv, char ****cmds, int *n)
-{
-	char ***c;
-	int k = 0, start = 0;
-
-	c = calloc(argc + 1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	for (int i = 0; i <= argc; i++) {
-		if (i < argc && strcmp(argv[i], ":::"))
-			continue;
-		if (i == start) {	/* empty command */
-			free(c);
-			return -EINVAL;
-		}
-		c[k] = calloc(i - start + 1, sizeof(char *));
-		if (!c[k]) {
-			rel_free_commands(c, k);
-			return -ENOMEM;
-		}
-		memcpy(c[k], argv + start, (i - start) * sizeof(char *));
-		k++;
-		start = i + 1;
-	}
-	*cmds = c;
-	*n = k;
-	return 0;
-}
-
-void rel_free_commands(char ***cmds, int n)
-{
-	for (int i = 0; i < n && cmds; i++)
-		free(cmds[i]);
-	free(cmds);
-}
-
-int rel_parse_stagger(const char *s, int n, double *delta)
-{
-	char *copy = strdup(s), *save = NULL, *tok;
-	double v[MODEL_MAX_INST];
-	int k = 0, err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-
-		if (k == MODEL_MAX_INST)
-			err = -E2BIG;
-		else if ((v[k] = strtod(tok, &end)), end == tok || v[k] < 0 || !isfinite(v[k]))
-			err = -EINVAL;
-		else if (*end && strcmp(end, "s"))
-			err = -EINVAL;
-		k++;
-	}
-	free(copy);
-	if (err)
-		return err;
-	if (k == 1) {			/* uniform: instance i at i * v */
-		for (int i = 0; i < n; i++)
-			delta[i] = i * v[0];
-	} else if (k == n - 1) {	/* instance 0 at 0, the others as listed */
-		delta[0] = 0;
-		memcpy(delta + 1, v, k * sizeof(double));
-	} else if (k == n) {
-		memcpy(delta, v, k * sizeof(double));
-	} else {
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* ---- processes ---- */
 
 static sigset_t rel_sigs(void)
@@ -310,7 +236,7 @@ static bool due(struct rel_run *r, int idx, double now, double *wait)
 {
 	struct rel_inst *prev = idx ? &r->inst[idx - 1] : NULL;
 
-	if (r->mode == REL_TIME) {
+	if (r->mode != TANDEM_STAGGER_PROGRESS) {
 		*wait = fmin(*wait, r->inst[idx].delta - now);
 		return r->inst[idx].delta <= now + 1e-4;
 	}

@@ -21,11 +21,11 @@
 #include "lib/util.h"
 #include "release/release.h"
 
-const char *rel_stagger_name(enum rel_stagger s)
+const char *rel_stagger_name(enum tandem_stagger_mode s)
 {
 	static const char *const names[] = { "auto", "time", "progress" };
 
-	return s <= REL_STAGGER_PROGRESS ? names[s] : "?";
+	return s <= TANDEM_STAGGER_PROGRESS ? names[s] : "?";
 }
 
 void rel_plan_opts_init(struct rel_plan_opts *o)
@@ -43,34 +43,15 @@ static bool model_wanted(const struct rel_plan_opts *o)
 	return o->profile || o->args.nrate || o->args.nspec;
 }
 
-/* "auto", "progress:F", or seconds (rel_parse_stagger) */
-static int parse_stagger(const char *s, int n, struct rel_plan *p, char *err, size_t errlen)
-{
-	if (!strcmp(s, "auto")) {
-		p->stagger = REL_STAGGER_AUTO;
-		return 0;
-	}
-	if (!strncmp(s, "progress:", 9)) {
-		p->stagger = REL_STAGGER_PROGRESS;
-		if (parse_double(s + 9, &p->fraction) || !(p->fraction > 0) || p->fraction > 1)
-			return snprintf(err, errlen, "progress:F needs 0 < F <= 1"), -EINVAL;
-		return 0;
-	}
-	p->stagger = REL_STAGGER_TIME;
-	if (rel_parse_stagger(s, n, p->delta))
-		return snprintf(err, errlen, "--stagger: give SECONDS, N-1 or N comma-separated "
-				"seconds, auto or progress:F"), -EINVAL;
-	return 0;
-}
-
 /* The stagger of o, checked: a bad one is the caller's usage error. */
 static int plan_stagger(const struct rel_plan_opts *o, struct rel_plan *p, char *err,
 			size_t errlen)
 {
 	const char *st = o->stagger ? o->stagger : model_wanted(o) ? "auto" : "0";
-	int ret = parse_stagger(st, o->n, p, err, errlen);
+	int ret = tandem_stagger_parse_run(st, o->n, &p->stagger, &p->fraction, p->delta,
+					   err, errlen);
 
-	if (!ret && p->stagger == REL_STAGGER_AUTO && !model_wanted(o))
+	if (!ret && p->stagger == TANDEM_STAGGER_AUTO && !model_wanted(o))
 		return snprintf(err, errlen, "--stagger auto needs --profile (tandemctl "
 				"calibrate) or --rate/--instance with rates"), -EINVAL;
 	return ret;
@@ -196,9 +177,9 @@ static int alt_plan(const struct rel_plan_opts *o, struct model *m, struct rel_p
 {
 	int err = 0;
 
-	if (p->stagger == REL_STAGGER_AUTO)
+	if (p->stagger == TANDEM_STAGGER_AUTO)
 		err = mo_search(m, mo, 0, o->min_gain);
-	return err ?: alt_eval(m, p->stagger == REL_STAGGER_AUTO ? mo->chosen : p->delta,
+	return err ?: alt_eval(m, p->stagger == TANDEM_STAGGER_AUTO ? mo->chosen : p->delta,
 			       &p->alt[a]);
 }
 
@@ -211,7 +192,7 @@ static int alt_need(const struct rel_plan_opts *o, const struct lg_dataset *ds,
 		    struct model_set *set, struct rel_plan *p, struct mo_report *mo,
 		    uint32_t *files, uint32_t *ext)
 {
-	bool autom = p->stagger == REL_STAGGER_AUTO;
+	bool autom = p->stagger == TANDEM_STAGGER_AUTO;
 	struct mo_seq seqs[REL_MAX_INST];
 	struct rel_plan_alt a;
 	size_t n;
@@ -308,19 +289,19 @@ static int predict(const struct rel_plan_opts *o, const struct profile *prof,
 	plan_rate_sources(&a, prof, o->n, p);
 	p->sys = set.sys;
 	memcpy(p->inst, set.inst, sizeof(p->inst));
-	if (o->seqs && p->stagger != REL_STAGGER_PROGRESS) {
+	if (o->seqs && p->stagger != TANDEM_STAGGER_PROGRESS) {
 		ret = plan_prefetch(o, ds, &set, p);
 		if (ret) {
 			ctl_err("model: the prefetch plan failed (%s)", strerror(-ret));
 			goto free_set;
 		}
-	} else if (p->stagger == REL_STAGGER_AUTO) {
+	} else if (p->stagger == TANDEM_STAGGER_AUTO) {
 		ret = mo_search(set.m, &p->mo, 0, o->min_gain);
 		if (ret)
 			goto free_set;
 		memcpy(p->delta, p->mo.chosen, sizeof(p->delta));
 	}
-	if (p->stagger == REL_STAGGER_PROGRESS)
+	if (p->stagger == TANDEM_STAGGER_PROGRESS)
 		goto free_set;	/* no release vector to predict for */
 	ret = model_eval(set.m, p->delta, &p->res);
 	p->have = !ret;
@@ -382,7 +363,8 @@ void rel_plan_free(struct rel_plan *p)
 
 void rel_plan_apply(const struct rel_plan *p, struct rel_run *r)
 {
-	r->mode = p->stagger == REL_STAGGER_PROGRESS ? REL_PROGRESS : REL_TIME;
+	r->mode = p->stagger == TANDEM_STAGGER_PROGRESS ? TANDEM_STAGGER_PROGRESS :
+		  TANDEM_STAGGER_SECONDS;
 	r->fraction = p->fraction;
 	for (int i = 0; i < r->n; i++) {
 		struct rel_inst *in = &r->inst[i];

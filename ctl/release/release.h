@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 #include "calibrate/calibrate.h"
+#include "lib/stagger.h"
 #include "loadgen/loadgen.h"
 #include "model/model.h"
 #include "module/module.h"
@@ -97,11 +98,6 @@ struct rel_hook {
 	bool active;			/* registered for this run */
 };
 
-enum rel_mode {
-	REL_TIME,		/* release instance k at delta[k] */
-	REL_PROGRESS,		/* instance k+1 when k has loaded fraction */
-};
-
 enum rel_state {
 	REL_PENDING,
 	REL_RUNNING,
@@ -112,7 +108,7 @@ enum rel_state {
 struct rel_inst {
 	char name[MODEL_NAME_LEN];
 	char **argv;		/* NULL-terminated, borrowed */
-	double delta;		/* requested release, s after t0 (REL_TIME) */
+	double delta;		/* requested release, s after t0 (not PROGRESS) */
 	enum rel_state state;
 	pid_t pgid;		/* = pid of the instance's first process */
 	int gate;		/* write end of its release pipe while it waits, else -1 */
@@ -129,8 +125,9 @@ struct rel_run {
 	struct rel_dataset ds;
 	int n;
 	struct rel_inst *inst;
-	enum rel_mode mode;
-	double fraction;	/* REL_PROGRESS */
+	/* PROGRESS: instance k+1 when k has loaded fraction; else k at delta[k] */
+	enum tandem_stagger_mode mode;
+	double fraction;	/* TANDEM_STAGGER_PROGRESS */
 	bool fail_fast;
 	double grace;		/* s between SIGTERM and SIGKILL (0: 5) */
 	const char *scratch;	/* a scratch mount: instance NAME gets TANDEM_SCRATCH=<it>/NAME */
@@ -149,12 +146,6 @@ struct rel_run {
 
 /* Plug ops (with its state) into r; -E2BIG when r has REL_MAX_HOOKS. */
 int rel_hook_add(struct rel_run *r, const struct rel_ops *ops, void *state);
-
-/* Split "CMD_A ::: CMD_B ::: ..." (argv after "--") into n argv arrays. */
-int rel_split_commands(int argc, char **argv, char ****cmds, int *n);
-void rel_free_commands(char ***cmds, int n);
-/* "0.5", "2,5.5", "30s": delta[0..n) (one value v: k * v). */
-int rel_parse_stagger(const char *s, int n, double *delta);
 
 /*
  * Run every instance to completion. Returns 0 when all exited with 0,
@@ -325,13 +316,8 @@ struct rel_learn {
 
 /* ---- plan: the release vector ---- */
 
-enum rel_stagger {
-	REL_STAGGER_AUTO,	/* the model's best vector (or together) */
-	REL_STAGGER_TIME,	/* given seconds */
-	REL_STAGGER_PROGRESS,	/* progress:F */
-};
-
-const char *rel_stagger_name(enum rel_stagger s);
+/* "auto" (the model's best vector, or together), "time" (given seconds), "progress" */
+const char *rel_stagger_name(enum tandem_stagger_mode s);
 
 /*
  * The prefetch of a learned order, as the plan considers it (plan.c): none,
@@ -375,9 +361,9 @@ int rel_plan_opts_check(const struct rel_plan_opts *o, char *err, size_t errlen)
 
 /* What the model said, when there was one. */
 struct rel_plan {
-	enum rel_stagger stagger;
-	double delta[REL_MAX_INST];	/* the release vector (REL_STAGGER_PROGRESS: 0) */
-	double fraction;		/* REL_STAGGER_PROGRESS */
+	enum tandem_stagger_mode stagger;
+	double delta[REL_MAX_INST];	/* the release vector (TANDEM_STAGGER_PROGRESS: 0) */
+	double fraction;		/* TANDEM_STAGGER_PROGRESS */
 	bool model;			/* a model was built (sys, inst hold its input) */
 	bool have;			/* res holds the prediction at delta */
 	bool steer;			/* the model's cache is the steered one */

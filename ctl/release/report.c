@@ -86,12 +86,12 @@ static void print_release(const struct rel_report *rep)
 	const struct rel_plan *p = rep->plan;
 
 	out_str("stagger", "release: %s", rel_stagger_name(p->stagger));
-	if (p->stagger == REL_STAGGER_AUTO)
+	if (p->stagger == TANDEM_STAGGER_AUTO)
 		out_str("advice", " (%s)", p->mo.together ? "model: start together" :
 			"model: stagger");
 	else
 		out_null("advice", NULL);
-	if (p->stagger == REL_STAGGER_PROGRESS)
+	if (p->stagger == TANDEM_STAGGER_PROGRESS)
 		out_double("fraction", " at fraction %.3f", p->fraction);
 	else
 		out_null("fraction", NULL);
@@ -103,7 +103,7 @@ static void print_search(const struct rel_plan *p, int n)
 {
 	const struct mo_report *mo = &p->mo;
 
-	if (p->stagger != REL_STAGGER_AUTO || !mo->searched) {
+	if (p->stagger != TANDEM_STAGGER_AUTO || !mo->searched) {
 		out_null("search", NULL);
 		return;
 	}
@@ -229,7 +229,7 @@ static void print_inst(const struct rel_report *rep, int i)
 	for (char **a = in->argv; a && *a; a++)
 		out_str(NULL, NULL, *a);
 	out_arr_close();
-	if (r->mode == REL_TIME) {
+	if (r->mode != TANDEM_STAGGER_PROGRESS) {
 		out_double("requested_s", " %9.3f", in->delta);
 	} else {
 		out_null("requested_s", NULL);
@@ -240,7 +240,7 @@ static void print_inst(const struct rel_report *rep, int i)
 	print_prediction(rep->plan, i);
 	/* progress:F: the fraction this one had when the next was released */
 	out_double("progress_at_next_release",
-		   NULL, r->mode == REL_PROGRESS && i + 1 < r->n ? in->loaded : NAN);
+		   NULL, r->mode == TANDEM_STAGGER_PROGRESS && i + 1 < r->n ? in->loaded : NAN);
 	out_str("state", " %-8s", rel_state_name(in->state));
 	out_s64("exit", code >= 0 ? " exit %lld" : NULL, code);
 	out_s64("signal", sig ? " signal %lld" : NULL, sig);

@@ -15,6 +15,8 @@
 
 #include "kselftest_harness.h"
 #include "lib/util.h"
+#include "cli/cmd.h"
+#include "lib/stagger.h"
 #include "release/release.h"
 
 TEST(split_commands)
@@ -24,7 +26,7 @@ TEST(split_commands)
 	char ***cmds;
 	int n;
 
-	ASSERT_EQ(0, rel_split_commands(8, argv, &cmds, &n));
+	ASSERT_EQ(0, ctl_split_commands(8, argv, &cmds, &n));
 	ASSERT_EQ(3, n);
 	EXPECT_STREQ("sh", cmds[0][0]);
 	EXPECT_STREQ("x", cmds[0][2]);
@@ -32,25 +34,25 @@ TEST(split_commands)
 	EXPECT_STREQ("true", cmds[1][0]);
 	EXPECT_EQ(NULL, cmds[1][1]);
 	EXPECT_STREQ("A=1", cmds[2][1]);
-	rel_free_commands(cmds, n);
-	EXPECT_EQ(-EINVAL, rel_split_commands(4, bad1, &cmds, &n));
-	EXPECT_EQ(-EINVAL, rel_split_commands(2, bad2, &cmds, &n));
-	EXPECT_EQ(-EINVAL, rel_split_commands(3, argv + 3, &cmds, &n));	/* trailing ::: */
+	ctl_free_commands(cmds, n);
+	EXPECT_EQ(-EINVAL, ctl_split_commands(4, bad1, &cmds, &n));
+	EXPECT_EQ(-EINVAL, ctl_split_commands(2, bad2, &cmds, &n));
+	EXPECT_EQ(-EINVAL, ctl_split_commands(3, argv + 3, &cmds, &n));	/* trailing ::: */
 }
 
 TEST(parse_stagger)
 {
 	double d[4];
 
-	ASSERT_EQ(0, rel_parse_stagger("2.5", 4, d));
+	ASSERT_EQ(0, tandem_stagger_parse_vector("2.5", 4, d));
 	EXPECT_TRUE(d[0] == 0 && d[1] == 2.5 && d[2] == 5 && d[3] == 7.5);
-	ASSERT_EQ(0, rel_parse_stagger("1,3s,4", 4, d));
+	ASSERT_EQ(0, tandem_stagger_parse_vector("1,3s,4", 4, d));
 	EXPECT_TRUE(d[0] == 0 && d[1] == 1 && d[2] == 3 && d[3] == 4);
-	ASSERT_EQ(0, rel_parse_stagger("5,0,1,2", 4, d));
+	ASSERT_EQ(0, tandem_stagger_parse_vector("5,0,1,2", 4, d));
 	EXPECT_TRUE(d[0] == 5 && d[1] == 0 && d[3] == 2);
-	EXPECT_EQ(-EINVAL, rel_parse_stagger("1,2", 4, d));
-	EXPECT_EQ(-EINVAL, rel_parse_stagger("-1", 4, d));
-	EXPECT_EQ(-EINVAL, rel_parse_stagger("1x", 4, d));
+	EXPECT_EQ(-EINVAL, tandem_stagger_parse_vector("1,2", 4, d));
+	EXPECT_EQ(-EINVAL, tandem_stagger_parse_vector("-1", 4, d));
+	EXPECT_EQ(-EINVAL, tandem_stagger_parse_vector("1x", 4, d));
 }
 
 struct hook_log {
@@ -163,7 +165,7 @@ TEST(progress_hook_releases_the_next)
 {
 	char *s[] = { "sleep", "0.4", NULL }, *t[] = { "true", NULL };
 	struct rel_inst inst[2] = { { .argv = s }, { .argv = t } };
-	struct rel_run r = { .n = 2, .inst = inst, .mode = REL_PROGRESS, .fraction = 0.5 };
+	struct rel_run r = { .n = 2, .inst = inst, .mode = TANDEM_STAGGER_PROGRESS, .fraction = 0.5 };
 	struct hook_log log = { 0 };
 	static const struct rel_ops h = { .name = "test", .progress = h_progress };
 
