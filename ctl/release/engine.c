@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,6 +135,27 @@ static sigset_t rel_sigs(void)
 	sigaddset(&s, SIGTERM);
 	sigaddset(&s, SIGHUP);
 	return s;
+}
+
+int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given)
+{
+	char dir[PATH_MAX];
+	int err;
+
+	for (int i = 0; i < r->n; i++) {
+		if (strchr(r->inst[i].name, '/') || r->inst[i].name[0] == '.' ||
+		    snprintf(dir, sizeof(dir), "%s/%s", mnt, r->inst[i].name) >= (int)sizeof(dir)) {
+			ctl_err("--scratch: instance name '%s' cannot name a folder", r->inst[i].name);
+			return -EINVAL;
+		}
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			err = -errno;
+			ctl_err("--scratch %s: %s: %s", given, dir, strerror(-err));
+			return err;
+		}
+	}
+	r->scratch = mnt;
+	return 0;
 }
 
 /*

@@ -10,7 +10,7 @@
  * instance's sequence is the dataset files in the order it first opened
  * them: for a job with a seeded shuffle, its first epoch's order.
  *
- * A learned-order file holds those sequences. run.c saves one after a run
+ * A learned-order file holds those sequences. learn.c saves one after a run
  * that recorded cleanly, compares it with the one it loaded (the mean
  * displacement of a file's position, 0 when the order repeated, about 1/3
  * for two unrelated shuffles), marks it stable when the two agree, and

@@ -30,6 +30,7 @@
 #define TANDEM_CTL_RELEASE_H
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -156,6 +157,13 @@ void rel_free_commands(char ***cmds, int n);
 /* "0.5", "2,5.5", "30s": delta[0..n) (one value v: k * v). */
 int rel_parse_stagger(const char *s, int n, double *delta);
 
+/*
+ * A folder per instance (named for it) in the scratch mount mnt, made now
+ * as the caller (the mount is its owner's, mode 0700), and r->scratch set:
+ * the engine gives each instance its folder in TANDEM_SCRATCH. given: the
+ * scratch's name, for the error line. Errors printed.
+ */
+int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given);
 /*
  * Run every instance to completion. Returns 0 when all exited with 0,
  * -ECHILD when some failed or were skipped, -EINTR when interrupted, or
@@ -307,9 +315,10 @@ int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds
 double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b,
 			      uint32_t nfiles, double *coverage);
 
-/* What `run` did with a learned order (run.c), for the report. */
+/* What `run` did with a learned order (learn.c), for the report. */
 struct rel_learn {
 	const char *file;		/* the learned-order file; NULL: not learning */
+	char path[PATH_MAX];		/* where file points */
 	bool is_default;		/* run's own file for these instances */
 	int load_err;			/* 0: it was read; -ENOENT: none yet */
 	struct rel_learned old;		/* what it held */
@@ -322,6 +331,36 @@ struct rel_learn {
 	bool saved;
 	const char *not_saved_why;
 };
+
+/* What the caller asks of the learned order (learn.c). */
+struct rel_learn_opts {
+	const char *file;		/* --learn-order FILE; NULL: run's own when it can */
+	bool off;			/* --no-learn-order */
+	bool module;			/* tandem.ko is loaded */
+	bool registers;			/* the run registers the dataset with it */
+	bool prefetch_given;		/* --prefetch-order: the learned order is not used */
+	const char *dataset_dir;	/* as given */
+	char ***cmds;			/* the instances' commands (the default file's key) */
+	int ncmds;
+};
+
+/*
+ * --prefetch-order FILE: its paths into order, each a file of ds (same
+ * inode: a binary search, so a million-file order is checked in one pass).
+ * Errors printed.
+ */
+int rel_prefetch_order_read(const char *path, const struct lg_dataset *ds,
+			    struct file_list *order);
+/* Before the plan: l's file, what it held, and whether the plan may use it. l zeroed. */
+void rel_learn_setup(struct rel_learn *l, const struct rel_learn_opts *o,
+		     const struct lg_dataset *ds);
+struct rel_plan;
+/* After the plan: the learned order's prefetch into order (l->used), or why not. */
+void rel_learn_plan(struct rel_learn *l, const struct rel_plan *plan,
+		    const struct lg_dataset *ds, struct file_list *order);
+/* After the run: its order against the learned one, and kept (r->ds.files). */
+void rel_learn_finish(struct rel_learn *l, const struct rel_run *r);
+void rel_learn_free(struct rel_learn *l);
 
 /* ---- plan: the release vector ---- */
 
