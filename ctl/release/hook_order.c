@@ -362,13 +362,60 @@ static int path_index_make(const struct lg_dataset *ds, struct path_index *pi)
 	return 0;
 }
 
+/* A learned-order file being read: the dataset's files by path, what is read. */
+struct order_reader {
+	const struct lg_dataset *ds;
+	struct rel_learned *l;
+	struct path_index pi;
+	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
+	size_t lineno;
+};
+
+/* One line "INSTANCE PATH" (or the magic, a comment, "# stable ..."): -EINVAL if neither. */
+static int order_line(struct order_reader *rd, char *line, ssize_t len)
+{
+	struct rel_learned *l = rd->l;
+	struct path_ent key, *hit;
+	char *end;
+	long j;
+	int err;
+
+	if (line[len - 1] == '\n')
+		line[--len] = 0;
+	if (++rd->lineno == 1 && strcmp(line, ORDER_MAGIC))
+		return -EINVAL;
+	if (!strncmp(line, "# stable ", 9)) {
+		l->stable = line[9] == '1';
+		sscanf(line + 10, " displacement %lf", &l->displacement);
+	}
+	if (!len || line[0] == '#')
+		return 0;
+	errno = 0;
+	j = strtol(line, &end, 10);
+	if (errno || end == line || *end != ' ' || j < 0 || j >= REL_MAX_INST)
+		return -EINVAL;
+	key.path = end + 1;
+	hit = bsearch(&key, rd->pi.e, rd->pi.n, sizeof(key), pent_cmp);
+	if (!hit) {
+		l->dropped++;	/* no longer a file of the dataset */
+		return 0;
+	}
+	err = seen_test_set(rd->seen, (int)j, hit->idx, rd->ds->nfiles);
+	if (err == 1)
+		return 0;	/* a file again: its first place counts */
+	if (!err)
+		err = seq_push(&l->seqs, (int)j, hit->idx);
+	if (j >= l->seqs.n)
+		l->seqs.n = (int)j + 1;
+	return err;
+}
+
 int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l)
 {
-	struct path_index pi = { 0 };
+	struct order_reader rd = { .ds = ds, .l = l };
 	char *line = NULL;
-	size_t cap = 0, lineno = 0;
+	size_t cap = 0;
 	ssize_t len;
-	uint64_t *seen[REL_MAX_INST] = { 0 };
 	FILE *f;
 	int err;
 
@@ -377,56 +424,18 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	err = path_index_make(ds, &pi);
-	while (!err && (len = getline(&line, &cap, f)) > 0) {
-		struct path_ent key, *hit;
-		char *end;
-		long j;
-
-		lineno++;
-		if (line[len - 1] == '\n')
-			line[--len] = 0;
-		if (lineno == 1 && strcmp(line, ORDER_MAGIC)) {
-			err = -EINVAL;
-			break;
-		}
-		if (!strncmp(line, "# stable ", 9)) {
-			l->stable = line[9] == '1';
-			sscanf(line + 10, " displacement %lf", &l->displacement);
-		}
-		if (!len || line[0] == '#')
-			continue;
-		errno = 0;
-		j = strtol(line, &end, 10);
-		if (errno || end == line || *end != ' ' || j < 0 || j >= REL_MAX_INST) {
-			err = -EINVAL;
-			break;
-		}
-		key.path = end + 1;
-		hit = bsearch(&key, pi.e, pi.n, sizeof(key), pent_cmp);
-		if (!hit) {
-			l->dropped++;	/* no longer a file of the dataset */
-			continue;
-		}
-		err = seen_test_set(seen, (int)j, hit->idx, ds->nfiles);
-		if (err == 1) {
-			err = 0;	/* a file again: its first place counts */
-			continue;
-		}
-		if (!err)
-			err = seq_push(&l->seqs, (int)j, hit->idx);
-		if (j >= l->seqs.n)
-			l->seqs.n = (int)j + 1;
-	}
+	err = path_index_make(ds, &rd.pi);
+	while (!err && (len = getline(&line, &cap, f)) > 0)
+		err = order_line(&rd, line, len);
 	if (!err && ferror(f))
 		err = -EIO;
-	if (!err && lineno == 0)
+	if (!err && rd.lineno == 0)
 		err = -EINVAL;
 	if (err)
 		rel_seqs_free(&l->seqs);
-	seen_free(seen);
+	seen_free(rd.seen);
 	free(line);
-	free(pi.e);
+	free(rd.pi.e);
 	fclose(f);
 	return err;
 }
