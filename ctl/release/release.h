@@ -24,7 +24,7 @@
  * residency by mincore (lib/residency.h).
  *
  * Plan (plan.c): the release vector from --stagger and the makespan model;
- * report (report.c): the one document `run` prints (text, -j) and saves.
+ * report (run_report.c): the one document `run` prints (text, -j) and saves.
  */
 #ifndef TANDEM_CTL_RELEASE_H
 #define TANDEM_CTL_RELEASE_H
