@@ -159,7 +159,7 @@ static bool module_steers(const struct run_cmd *c, struct tnl *nl, double *pf_ca
 }
 
 /* --prefetch-order FILE: checked before anything starts */
-static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
+static int prefetch_order_read(struct run_cmd *c, const struct sample_set *ds, struct tnl *nl)
 {
 	if (!nl) {
 		ctl_err("--prefetch-order: tandem.ko is not loaded (modprobe tandem), and "
@@ -170,7 +170,7 @@ static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, s
 }
 
 /* The learned read order (release/learn.c): where it is kept, whether it is used. */
-static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
+static void learn_setup(struct run_cmd *c, const struct sample_set *ds, struct tnl *nl)
 {
 	struct rel_learn_opts o = {
 		.file = c->learn_order, .off = c->no_learn, .module = nl,
@@ -232,7 +232,7 @@ int cmd_run_start(int argc, char **argv)
 	struct rel_plan plan = { 0 };
 	struct rel_run r = { 0 };
 	struct tnl *nl = NULL;
-	struct lg_dataset ds;
+	struct sample_set ds;
 	struct run_cmd c;
 	int err;
 
@@ -241,7 +241,7 @@ int cmd_run_start(int argc, char **argv)
 		goto free_cmds;
 	if (c.scratch && (err = scratch_cfg_load(c.scratch, &c.scratch_cfg)))
 		goto free_cmds;
-	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
+	err = sample_set_scan(c.dataset, c.record_size, &ds);
 	if (err) {
 		if (err == -ENODATA)	/* other errors: the walk said what */
 			ctl_err("%s: no files", c.dataset);
@@ -264,7 +264,7 @@ int cmd_run_start(int argc, char **argv)
 		goto free_run;
 	rel_learn_plan(&c.learn, &plan, &ds, &c.order);
 	dataset_name_make(c.name, c.dataset, name, sizeof(name));
-	r.ds = (struct rel_dataset){ .name = name, .dir = c.dataset, .files = &ds };
+	r.ds = (struct rel_dataset){ .name = name, .dir = c.dataset, .set = &ds };
 	err = run_instances(&c, &r, &plan, nl);
 	if (err == -ECHILD)
 		ctl_err("%d instance(s) failed, %d not started", r.nfailed, r.nskipped);
@@ -279,7 +279,7 @@ free_order:
 	file_list_free(&c.order);
 	rel_learn_free(&c.learn);
 	tnl_close(nl);
-	lg_dataset_free(&ds);
+	sample_set_free(&ds);
 free_cmds:
 	rel_free_commands(c.cmds, c.ncmds);
 	return err;

@@ -315,7 +315,7 @@ static void reap(struct rel_run *r)
 static double inst_progress(struct rel_run *r, int idx)
 {
 	struct rel_inst *in = &r->inst[idx];
-	double bytes = r->ds.files ? (double)r->ds.files->bytes : 0, f = 0;
+	double bytes = r->ds.set ? (double)r->ds.set->files.bytes : 0, f = 0;
 	struct procio io;
 
 	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++)
@@ -482,8 +482,8 @@ static int residency_scan(struct rel_run *r)
 	struct residency res = { 0 };
 	int err = 0;
 
-	for (uint32_t f = 0; f < r->ds.files->nfiles && !err; f++)
-		err = residency_file(r->ds.files->paths[f], RESIDENCY_NODES, -1, &res);
+	for (uint32_t f = 0; f < r->ds.set->files.n && !err; f++)
+		err = residency_file(r->ds.set->files.paths[f], RESIDENCY_NODES, -1, &res);
 	if (err)
 		return err;
 	r->nres_nodes = res.nnodes < REL_MAX_NODES ? res.nnodes : REL_MAX_NODES;
@@ -512,7 +512,7 @@ static void collect_stats(struct rel_run *r)
 	}
 	if (!r->residency_source) {
 		r->nres_nodes = 0;
-		if (r->ds.files && !residency_scan(r))
+		if (r->ds.set && !residency_scan(r))
 			r->residency_source = "mincore";
 	}
 }

@@ -125,7 +125,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	if (job < 0)
 		return;
 	o->opens++;
-	switch (seen_test_set(o->seen, job, idx, o->ds->nfiles)) {
+	switch (seen_test_set(o->seen, job, idx, o->ds->files.n)) {
 	case 0:
 		break;
 	case 1:
@@ -141,7 +141,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	 * has opened every file: later opens (epochs) add nothing, and the
 	 * marks go, so that they cost nothing either.
 	 */
-	if (o->seqs.len[job] == o->ds->nfiles && ++o->complete == njobs)
+	if (o->seqs.len[job] == o->ds->files.n && ++o->complete == njobs)
 		o->flushed = !fanotify_mark(o->fan, FAN_MARK_FLUSH |
 					    (o->mount_mark ? FAN_MARK_MOUNT : 0), 0, AT_FDCWD, NULL);
 }
@@ -193,17 +193,17 @@ static void *order_thread(void *arg)
 /* FAN_OPEN on each directory holding a dataset file, or on the dataset's mount. */
 static int order_marks(struct rel_order *o, const struct rel_dataset *d)
 {
-	const struct lg_dataset *ds = d->files;
-	char **dirs = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*dirs));
+	const struct sample_set *ds = d->set;
+	char **dirs = calloc(ds->files.n ? ds->files.n : 1, sizeof(*dirs));
 	size_t n = 0, uniq = 0;
 	int err = 0;
 
 	if (!dirs)
 		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->nfiles && !err; f++) {
+	for (uint32_t f = 0; f < ds->files.n && !err; f++) {
 		char *slash;
 
-		dirs[n] = strdup(ds->paths[f]);
+		dirs[n] = strdup(ds->files.paths[f]);
 		if (!dirs[n]) {
 			err = -ENOMEM;
 			break;
@@ -261,7 +261,7 @@ static void order_close(struct rel_order *o)
 static int order_register(void *state, const struct rel_dataset *d)
 {
 	struct rel_order *o = state;
-	const struct lg_dataset *ds = d->files;
+	const struct sample_set *ds = d->set;
 	sigset_t all, old;
 	int err;
 
@@ -272,7 +272,7 @@ static int order_register(void *state, const struct rel_dataset *d)
 	o->complete = 0;
 	o->flushed = false;
 	memset(o->seen, 0, sizeof(o->seen));
-	err = file_index_make(&o->ids, ds->devs, ds->inos, ds->nfiles);
+	err = file_index_make(&o->ids, ds->files.devs, ds->files.inos, ds->files.n);
 	if (err)
 		goto fail;
 	o->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
@@ -339,7 +339,7 @@ const struct rel_ops rel_order_ops = {
 
 /* ---- learned-order files ---- */
 
-/* Index of path among ds's files by name: ds->paths sorted once. */
+/* Index of path among ds's files by name: ds->files.paths sorted once. */
 struct path_index {
 	size_t n;
 	struct path_ent { const char *path; uint32_t idx; } *e;
@@ -350,21 +350,21 @@ static int pent_cmp(const void *a, const void *b)
 	return strcmp(((const struct path_ent *)a)->path, ((const struct path_ent *)b)->path);
 }
 
-static int path_index_make(const struct lg_dataset *ds, struct path_index *pi)
+static int path_index_make(const struct sample_set *ds, struct path_index *pi)
 {
-	pi->n = ds->nfiles;
+	pi->n = ds->files.n;
 	pi->e = calloc(pi->n ? pi->n : 1, sizeof(*pi->e));
 	if (!pi->e)
 		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->nfiles; f++)
-		pi->e[f] = (struct path_ent){ ds->paths[f], f };
+	for (uint32_t f = 0; f < ds->files.n; f++)
+		pi->e[f] = (struct path_ent){ ds->files.paths[f], f };
 	qsort(pi->e, pi->n, sizeof(*pi->e), pent_cmp);
 	return 0;
 }
 
 /* A learned-order file being read: the dataset's files by path, what is read. */
 struct order_reader {
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	struct rel_learned *l;
 	struct path_index pi;
 	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
@@ -400,7 +400,7 @@ static int order_line(struct order_reader *rd, char *line, ssize_t len)
 		l->dropped++;	/* no longer a file of the dataset */
 		return 0;
 	}
-	err = seen_test_set(rd->seen, (int)j, hit->idx, rd->ds->nfiles);
+	err = seen_test_set(rd->seen, (int)j, hit->idx, rd->ds->files.n);
 	if (err == 1)
 		return 0;	/* a file again: its first place counts */
 	if (!err)
@@ -410,7 +410,7 @@ static int order_line(struct order_reader *rd, char *line, ssize_t len)
 	return err;
 }
 
-int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l)
+int rel_order_load(const char *path, const struct sample_set *ds, struct rel_learned *l)
 {
 	struct order_reader rd = { .ds = ds, .l = l };
 	char *line = NULL;
@@ -440,7 +440,7 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	return err;
 }
 
-int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+int rel_order_paths(const uint32_t *files, size_t n, const struct sample_set *ds,
 		    struct file_list *fl)
 {
 	memset(fl, 0, sizeof(*fl));
@@ -449,22 +449,22 @@ int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds
 		return -ENOMEM;
 	fl->cap = n;
 	for (size_t k = 0; k < n; k++) {
-		fl->paths[k] = strdup(ds->paths[files[k]]);
+		fl->paths[k] = strdup(ds->files.paths[files[k]]);
 		if (!fl->paths[k]) {
 			file_list_free(fl);
 			return -ENOMEM;
 		}
-		fl->bytes += ds->sizes[files[k]];
+		fl->bytes += ds->files.sizes[files[k]];
 		fl->n++;
 	}
 	return 0;
 }
 
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+int rel_order_merge(const struct rel_seqs *s, const struct sample_set *ds, const double *first,
 		    const double *rate, struct file_list *fl)
 {
 	struct mo_seq seqs[REL_MAX_INST];
-	uint32_t *files = malloc((ds->nfiles ? ds->nfiles : 1) * sizeof(*files));
+	uint32_t *files = malloc((ds->files.n ? ds->files.n : 1) * sizeof(*files));
 	size_t n;
 	int err;
 
@@ -474,8 +474,8 @@ int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const
 	for (int j = 0; j < s->n; j++)
 		seqs[j] = (struct mo_seq){ .files = s->seq[j], .len = s->len[j],
 					   .first = first ? first[j] : 0, .rate = rate ? rate[j] : 1 };
-	err = first && rate ? mo_merge_by_need(seqs, s->n, ds->sizes, ds->nfiles, files, NULL, &n)
-			    : mo_merge_by_position(seqs, s->n, ds->nfiles, files, &n);
+	err = first && rate ? mo_merge_by_need(seqs, s->n, ds->files.sizes, ds->files.n, files, NULL, &n)
+			    : mo_merge_by_position(seqs, s->n, ds->files.n, files, &n);
 	if (!err)
 		err = rel_order_paths(files, n, ds, fl);
 	free(files);
@@ -516,7 +516,7 @@ double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b
 	return sum / common;
 }
 
-int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
+int rel_order_save(const char *path, const struct rel_seqs *s, const struct sample_set *ds,
 		   bool stable, double displacement)
 {
 	char tmp[PATH_MAX];
@@ -534,7 +534,7 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
 		fprintf(f, "# stable %d displacement %.6f\n", stable, displacement);
 	for (int j = 0; j < s->n; j++)
 		for (size_t k = 0; k < s->len[j]; k++)
-			if (!strchr(ds->paths[s->seq[j][k]], '\n'))	/* a line per path */
-				fprintf(f, "%d %s\n", j, ds->paths[s->seq[j][k]]);
+			if (!strchr(ds->files.paths[s->seq[j][k]], '\n'))	/* a line per path */
+				fprintf(f, "%d %s\n", j, ds->files.paths[s->seq[j][k]]);
 	return file_commit(f, tmp, path);
 }

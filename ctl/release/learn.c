@@ -29,7 +29,7 @@
 #define LEARN_STABLE_DISPLACEMENT	0.05
 #define LEARN_STABLE_COVERAGE		0.9
 
-int rel_prefetch_order_read(const char *path, const struct lg_dataset *ds, struct file_list *order)
+int rel_prefetch_order_read(const char *path, const struct sample_set *ds, struct file_list *order)
 {
 	struct file_index ids = { 0 };
 	int err;
@@ -41,7 +41,7 @@ int rel_prefetch_order_read(const char *path, const struct lg_dataset *ds, struc
 		ctl_err("%s: no files", path);
 		return -ENODATA;
 	}
-	err = file_index_make(&ids, ds->devs, ds->inos, ds->nfiles);
+	err = file_index_make(&ids, ds->files.devs, ds->files.inos, ds->files.n);
 	for (size_t i = 0; i < order->n && !err; i++) {
 		if (file_index_find(&ids, order->devs[i], order->inos[i]) < 0) {
 			ctl_err("%s: %s is not a file of the dataset %s", path, order->paths[i],
@@ -95,7 +95,7 @@ static void learn_file(struct rel_learn *l, const struct rel_learn_opts *o)
 }
 
 void rel_learn_setup(struct rel_learn *l, const struct rel_learn_opts *o,
-		     const struct lg_dataset *ds)
+		     const struct sample_set *ds)
 {
 	l->displacement = l->coverage = NAN;
 	learn_file(l, o);
@@ -124,7 +124,7 @@ void rel_learn_setup(struct rel_learn *l, const struct rel_learn_opts *o,
 }
 
 void rel_learn_plan(struct rel_learn *l, const struct rel_plan *plan,
-		    const struct lg_dataset *ds, struct file_list *order)
+		    const struct sample_set *ds, struct file_list *order)
 {
 	int err;
 
@@ -163,7 +163,7 @@ static const char *learn_unsaved_why(const struct rel_learn *l, const struct rel
 
 void rel_learn_finish(struct rel_learn *l, const struct rel_run *r)
 {
-	const struct lg_dataset *ds = r->ds.files;
+	const struct sample_set *ds = r->ds.set;
 	int err;
 
 	if (!l->file)
@@ -172,7 +172,7 @@ void rel_learn_finish(struct rel_learn *l, const struct rel_run *r)
 	if (l->not_saved_why)
 		return;
 	if (!l->load_err)
-		l->displacement = rel_order_displacement(&l->old.seqs, &l->rec.seqs, ds->nfiles,
+		l->displacement = rel_order_displacement(&l->old.seqs, &l->rec.seqs, ds->files.n,
 							 &l->coverage);
 	l->stable = !isnan(l->displacement) && l->displacement <= LEARN_STABLE_DISPLACEMENT &&
 		    l->coverage >= LEARN_STABLE_COVERAGE;

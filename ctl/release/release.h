@@ -38,7 +38,7 @@
 #include <sys/types.h>
 
 #include "calibrate/calibrate.h"
-#include "loadgen/loadgen.h"
+#include "lib/samples.h"
 #include "model/model.h"
 #include "module/module.h"
 #include "tracker/tracker.h"
@@ -62,7 +62,7 @@ struct rel_job_stats {
 struct rel_dataset {
 	const char *name;		/* a name tandem.ko takes (dataset_name_make()) */
 	const char *dir;
-	const struct lg_dataset *files;	/* its files and size */
+	const struct sample_set *set;	/* its files and samples (lib/samples.h) */
 };
 
 /* One part plugged into the engine; every operation is optional. */
@@ -271,7 +271,7 @@ struct rel_order {
 	uint64_t opens;			/* dataset opens by the instances */
 	struct rel_seqs seqs;
 	/* inside */
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	int complete;			/* instances that opened every file */
 	struct file_index ids;		/* the dataset's files */
 	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
@@ -292,9 +292,9 @@ struct rel_learned {
 };
 
 /* Read a learned-order file for ds: -errno (-ENOENT: none, -EINVAL: not one). */
-int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l);
+int rel_order_load(const char *path, const struct sample_set *ds, struct rel_learned *l);
 /* Write s (paths of ds) to path, atomically (a temporary renamed). */
-int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
+int rel_order_save(const char *path, const struct rel_seqs *s, const struct sample_set *ds,
 		   bool stable, double displacement);
 /*
  * The prefetch order, each file once: with first (s, each instance's first
@@ -302,10 +302,10 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
  * first needed (model/model.h, mo_merge_by_need()); without them (NULL),
  * each instance's i-th file in turn.
  */
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+int rel_order_merge(const struct rel_seqs *s, const struct sample_set *ds, const double *first,
 		    const double *rate, struct file_list *fl);
 /* fl: the paths of the dataset's files files[0..n), in that order */
-int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+int rel_order_paths(const uint32_t *files, size_t n, const struct sample_set *ds,
 		    struct file_list *fl);
 /*
  * Mean |position in a - position in b| (each as a fraction of its
@@ -349,16 +349,16 @@ struct rel_learn_opts {
  * inode: a binary search, so a million-file order is checked in one pass).
  * Errors printed.
  */
-int rel_prefetch_order_read(const char *path, const struct lg_dataset *ds,
+int rel_prefetch_order_read(const char *path, const struct sample_set *ds,
 			    struct file_list *order);
 /* Before the plan: l's file, what it held, and whether the plan may use it. l zeroed. */
 void rel_learn_setup(struct rel_learn *l, const struct rel_learn_opts *o,
-		     const struct lg_dataset *ds);
+		     const struct sample_set *ds);
 struct rel_plan;
 /* After the plan: the learned order's prefetch into order (l->used), or why not. */
 void rel_learn_plan(struct rel_learn *l, const struct rel_plan *plan,
-		    const struct lg_dataset *ds, struct file_list *order);
-/* After the run: its order against the learned one, and kept (r->ds.files). */
+		    const struct sample_set *ds, struct file_list *order);
+/* After the run: its order against the learned one, and kept (r->ds.set). */
 void rel_learn_finish(struct rel_learn *l, const struct rel_run *r);
 void rel_learn_free(struct rel_learn *l);
 
@@ -438,7 +438,7 @@ struct rel_plan {
 };
 
 /* Decide the release vector; with a model, predict M for it. -EINVAL printed. */
-int rel_plan_make(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+int rel_plan_make(const struct rel_plan_opts *o, const struct sample_set *ds,
 		  struct rel_plan *p);
 void rel_plan_free(struct rel_plan *p);
 /* Set r's mode, deltas and instance names from the plan. */
