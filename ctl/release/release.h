@@ -158,13 +158,6 @@ void rel_free_commands(char ***cmds, int n);
 int rel_parse_stagger(const char *s, int n, double *delta);
 
 /*
- * A folder per instance (named for it) in the scratch mount mnt, made now
- * as the caller (the mount is its owner's, mode 0700), and r->scratch set:
- * the engine gives each instance its folder in TANDEM_SCRATCH. given: the
- * scratch's name, for the error line. Errors printed.
- */
-int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given);
-/*
  * Run every instance to completion. Returns 0 when all exited with 0,
  * -ECHILD when some failed or were skipped, -EINTR when interrupted, or
  * another negative errno when the run could not be set up.
@@ -172,6 +165,13 @@ int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given);
 int rel_run(struct rel_run *r);
 bool rel_inst_ok(const struct rel_inst *in);
 const char *rel_state_name(enum rel_state s);
+/*
+ * A folder per instance (named for it) in the scratch mount mnt, made now
+ * as the caller (the mount is its owner's, mode 0700), and r->scratch set:
+ * the engine gives each instance its folder in TANDEM_SCRATCH. given: the
+ * scratch's name, for the error line. Errors printed.
+ */
+int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given);
 
 /* ---- hooks ---- */
 
