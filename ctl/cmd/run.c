@@ -141,23 +141,6 @@ static int run_parse(int argc, char **argv, struct run_cmd *c)
 	return 0;
 }
 
-/*
- * Whether tandem.ko will steer the dataset's pages to a CXL node: it is
- * loaded with steering on and a CXL node, and run registers the dataset.
- * That decides the cache the model gets, unless --steer. And its prefetch
- * cap (prefetch_kbps), which the model's prefetch term gets.
- */
-static bool module_steers(const struct run_cmd *c, struct tnl *nl, double *pf_cap)
-{
-	struct tmod_stats s;
-
-	*pf_cap = 0;
-	if (c->no_register || !nl || tmod_stats_get(nl, &s))
-		return false;
-	*pf_cap = s.prefetch_kbps * 1024.0;
-	return tmod_steers(&s);
-}
-
 /* --prefetch-order FILE: checked before anything starts */
 static int prefetch_order_read(struct run_cmd *c, const struct sample_set *ds, struct tnl *nl)
 {
@@ -255,7 +238,7 @@ int cmd_run_start(int argc, char **argv)
 			goto free_order;
 	}
 	learn_setup(&c, &ds, nl);
-	c.plan.module_steers = module_steers(&c, nl, &c.plan.pf_cap);
+	rel_plan_opts_module(&c.plan, nl);
 	c.plan.seqs = c.learn.usable ? &c.learn.old.seqs : NULL;
 	r.n = c.ncmds;
 	r.inst = calloc(r.n, sizeof(*r.inst));

@@ -394,3 +394,15 @@ void rel_plan_apply(const struct rel_plan *p, struct rel_run *r)
 			snprintf(in->name, sizeof(in->name), "%c", 'A' + i % 26);
 	}
 }
+
+void rel_plan_opts_module(struct rel_plan_opts *o, struct tnl *nl)
+{
+	struct tmod_stats s;
+
+	o->module_steers = false;
+	o->pf_cap = 0;
+	if (!nl || tmod_stats_get(nl, &s))
+		return;
+	o->pf_cap = s.prefetch_kbps * 1024.0;
+	o->module_steers = tmod_steers(&s);
+}

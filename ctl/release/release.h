@@ -411,6 +411,14 @@ struct rel_plan_opts {
 void rel_plan_opts_init(struct rel_plan_opts *o);
 /* Whether o's stagger can be planned (-EINVAL, what is wrong in err): before any work. */
 int rel_plan_opts_check(const struct rel_plan_opts *o, char *err, size_t errlen);
+/*
+ * What tandem.ko means for the plan (nl: NULL when the run does not use it):
+ * whether it will steer the dataset's pages to a CXL node (loaded with
+ * steering on and a CXL node), which decides the cache the model gets
+ * unless --steer; and its prefetch cap (prefetch_kbps), which the model's
+ * prefetch term gets.
+ */
+void rel_plan_opts_module(struct rel_plan_opts *o, struct tnl *nl);
 
 /* What the model said, when there was one. */
 struct rel_plan {
