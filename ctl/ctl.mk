@@ -37,7 +37,8 @@ ctl/tandemctl: $(B)/tandemctl
 	ln -sf ../$(B)/tandemctl $@
 
 # Host unit tests link this (sanitized) archive of everything but main();
-# ar P keeps full paths, so cmd/model.o and model/model.o are two members.
+# ar P keeps full paths, so two objects of one base name in two folders
+# (cmd/dataset.o, module/dataset.o) are two members.
 $(B)/asan/libtandemctl.a: $(CTL_ASANOBJS)
 	@rm -f $@
 	ar rcsP $@ $^

@@ -14,7 +14,7 @@
 #define CAL_CHUNK	(1u << 20)
 
 struct bw_run {
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	uint64_t nsamples;
 	int k;
 	pthread_mutex_t mu;
@@ -34,9 +34,9 @@ struct bw_reader {
 	pthread_t th;
 };
 
-static int bw_read_sample(struct bw_run *r, const struct lg_sample *s, unsigned char *buf)
+static int bw_read_sample(struct bw_run *r, const struct sample *s, unsigned char *buf)
 {
-	int fd = open(r->ds->paths[s->file], O_RDONLY | O_CLOEXEC), err = 0;
+	int fd = open(r->ds->files.paths[s->file], O_RDONLY | O_CLOEXEC), err = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -108,7 +108,7 @@ static int bw_threads(struct bw_run *r, struct bw_reader *rd)
 	return err;
 }
 
-int cal_bandwidth(const struct lg_dataset *ds, uint64_t nsamples, int k,
+int cal_bandwidth(const struct sample_set *ds, uint64_t nsamples, int k,
 		  enum cal_cold how, double limit, struct cal_bw *out)
 {
 	struct bw_run r = { .ds = ds, .nsamples = nsamples, .k = k, .limit = limit };

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "loadgen/loadgen.h"
+#include "lib/samples.h"
 #include "model/model.h"
 #include "tracker/tracker.h"
 
@@ -31,10 +31,10 @@ enum cal_cold {
 };
 
 /* Evict the dataset's pages; resident (may be NULL) gets what is left, 0..1. */
-int cal_make_cold(const struct lg_dataset *ds, uint64_t nsamples, enum cal_cold how,
+int cal_make_cold(const struct sample_set *ds, uint64_t nsamples, enum cal_cold how,
 		  double *resident);
 /* Fraction of the pages of the first nsamples samples' files in the cache. */
-int cal_resident(const struct lg_dataset *ds, uint64_t nsamples, double *frac);
+int cal_resident(const struct sample_set *ds, uint64_t nsamples, double *frac);
 
 struct cal_bw {
 	double bps;		/* aggregate while all readers were active */
@@ -48,16 +48,16 @@ struct cal_bw {
  * samples (round robin), stopping all when the first one runs out or after
  * limit seconds (0: no limit).
  */
-int cal_bandwidth(const struct lg_dataset *ds, uint64_t nsamples, int k,
+int cal_bandwidth(const struct sample_set *ds, uint64_t nsamples, int k,
 		  enum cal_cold how, double limit, struct cal_bw *out);
 /* How many leading samples make up at least bytes (all if 0). */
-uint64_t cal_sample_count(const struct lg_dataset *ds, double bytes);
+uint64_t cal_sample_count(const struct sample_set *ds, double bytes);
 
 /* Per-node memory, the CXL node and cache capacities into p. */
 int cal_memory(struct profile *p);
 
 /* Read the first `bytes` of the dataset (samples in order) into the page cache. */
-int cal_warm_dataset(const struct lg_dataset *ds, double bytes);
+int cal_warm_dataset(const struct sample_set *ds, double bytes);
 
 /* The tracker, when it can be used, for warm runs: the dataset registered. */
 struct cal_track {
@@ -69,7 +69,7 @@ struct cal_track {
 };
 
 /* Load (sized for ds) or open the tracker and register ds as `name`; -errno when it cannot. */
-int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char *name);
+int cal_track_open(struct cal_track *k, const struct sample_set *ds, const char *name);
 void cal_track_close(struct cal_track *k);
 
 struct cal_warm_opts {
@@ -131,7 +131,7 @@ struct cal_warm {
  * o->first_read_limit; -ENOEXEC: the command was not found; -ENODATA: too
  * short to measure.
  */
-int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
+int cal_warm_run(char *const *argv, const struct sample_set *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out);
 
@@ -158,7 +158,7 @@ struct cal_together {
  * say what it spent alone on the same reads. -ENODATA: no
  * common window of CAL_TOGETHER_MIN_S; else as cal_warm_run.
  */
-int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
+int cal_warm_together(char **const *argvs, int n, const struct sample_set *ds,
 		      const struct cal_warm_opts *o, struct cal_track *trk,
 		      const char *const *names, const double *stop_bytes,
 		      struct cal_together *out);
@@ -213,7 +213,7 @@ struct cal_opts {
  * B(1..k), cache capacities, dataset size, CPUs. Warnings (a sample that
  * stayed resident) go to stderr.
  */
-int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_dataset *ds,
+int cal_profile(const struct cal_opts *o, const char *dir, const struct sample_set *ds,
 		struct profile *p);
 
 /*

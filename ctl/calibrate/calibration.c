@@ -157,10 +157,10 @@ static void cal_pred_record(struct profile_inst *pi, const struct cal_pred *pr)
  * graph= (and batch=): the rate from the predictor, no warm run; the bytes
  * per sample from sample_bytes=, else the dataset's bytes per sample.
  */
-static int cal_pred_instance(const struct lg_dataset *ds, struct profile_inst *pi)
+static int cal_pred_instance(const struct sample_set *ds, struct profile_inst *pi)
 {
-	double samples = ds->nsamples ? ds->nsamples : ds->nfiles;
-	double sb = pi->m.sample_bytes > 0 ? pi->m.sample_bytes : ds->bytes / samples;
+	double samples = ds->nsamples ? ds->nsamples : ds->files.n;
+	double sb = pi->m.sample_bytes > 0 ? pi->m.sample_bytes : ds->files.bytes / samples;
 	struct cal_pred pr;
 	int err;
 
@@ -267,14 +267,14 @@ int cal_calibrate(const struct cal_request *r, struct profile *p, struct cal_tim
 {
 	struct cal_session s = { .req = r, .times = t };
 	struct cal_opts opts = r->opts;
-	struct lg_dataset ds;
+	struct sample_set ds;
 	double t0 = now_s();
 	bool warm = false;
 	int n, err;
 
 	memset(t, 0, sizeof(*t));
 	s.curves = calloc(MODEL_MAX_INST * CAL_MAX_WARM_RUNS, sizeof(*s.curves));
-	err = lg_dataset_scan(r->dataset, r->record_size, &ds);
+	err = sample_set_scan(r->dataset, r->record_size, &ds);
 	if (err) {
 		if (err == -ENODATA)	/* other errors: the walk said what */
 			ctl_err("%s: no files", r->dataset);
@@ -294,7 +294,7 @@ int cal_calibrate(const struct cal_request *r, struct profile *p, struct cal_tim
 		err = cal_instances(&s, p, n, warm);
 	p->calib_seconds = now_s() - t0;
 	cal_track_close(&s.trk);
-	lg_dataset_free(&ds);
+	sample_set_free(&ds);
 free_curves:
 	free(s.curves);
 	return err;

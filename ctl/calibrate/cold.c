@@ -7,7 +7,7 @@
 #include "calibrate/calibrate.h"
 #include "lib/residency.h"
 
-uint64_t cal_sample_count(const struct lg_dataset *ds, double bytes)
+uint64_t cal_sample_count(const struct sample_set *ds, double bytes)
 {
 	double sum = 0;
 	uint64_t n = 0;
@@ -20,19 +20,19 @@ uint64_t cal_sample_count(const struct lg_dataset *ds, double bytes)
 }
 
 /* Files covered by the first n samples (samples are in file order). */
-static uint32_t files_of(const struct lg_dataset *ds, uint64_t n)
+static uint32_t files_of(const struct sample_set *ds, uint64_t n)
 {
 	return n ? ds->samples[n - 1].file + 1 : 0;
 }
 
-int cal_resident(const struct lg_dataset *ds, uint64_t nsamples, double *frac)
+int cal_resident(const struct sample_set *ds, uint64_t nsamples, double *frac)
 {
 	uint32_t nf = files_of(ds, nsamples);
 	struct residency r = { 0 };
 	int err;
 
 	for (uint32_t f = 0; f < nf; f++) {
-		err = residency_file(ds->paths[f], RESIDENCY_CACHED, -1, &r);
+		err = residency_file(ds->files.paths[f], RESIDENCY_CACHED, -1, &r);
 		if (err)
 			return err;
 	}
@@ -54,7 +54,7 @@ static int drop_caches(void)
 	return err;
 }
 
-int cal_make_cold(const struct lg_dataset *ds, uint64_t nsamples, enum cal_cold how,
+int cal_make_cold(const struct sample_set *ds, uint64_t nsamples, enum cal_cold how,
 		  double *resident)
 {
 	uint32_t nf = files_of(ds, nsamples);
@@ -64,7 +64,7 @@ int cal_make_cold(const struct lg_dataset *ds, uint64_t nsamples, enum cal_cold 
 		err = drop_caches();
 	} else {
 		for (uint32_t f = 0; f < nf && !err; f++) {
-			int fd = open(ds->paths[f], O_RDONLY | O_CLOEXEC);
+			int fd = open(ds->files.paths[f], O_RDONLY | O_CLOEXEC);
 
 			if (fd < 0)
 				return -errno;

@@ -10,7 +10,7 @@
 
 struct cal_session {
 	const struct cal_request *req;
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	struct cal_times *times;
 	struct cal_track trk;		/* the warm runs' tracker, when it can be used */
 	char name[TANDEM_NAME_MAX];	/* the dataset's, as run names it */

@@ -23,7 +23,7 @@ static void stamp(struct profile *p)
 	strftime(p->created, sizeof(p->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int measure_bw(const struct cal_opts *o, const struct lg_dataset *ds,
+static int measure_bw(const struct cal_opts *o, const struct sample_set *ds,
 		      struct profile *p)
 {
 	int kmax = o->max_readers > 0 ? o->max_readers : 2;
@@ -55,7 +55,7 @@ static int measure_bw(const struct cal_opts *o, const struct lg_dataset *ds,
 	return err || o->keep_cached ? err : cal_make_cold(ds, n, o->cold, NULL);
 }
 
-int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_dataset *ds,
+int cal_profile(const struct cal_opts *o, const char *dir, const struct sample_set *ds,
 		struct profile *p)
 {
 	char *abs = realpath(dir, NULL);
@@ -67,8 +67,8 @@ int cal_profile(const struct cal_opts *o, const char *dir, const struct lg_datas
 	p->dataset_path = abs ? abs : strdup(dir);
 	if (!p->dataset_path)
 		return -ENOMEM;
-	p->dataset_bytes = ds->bytes;
-	p->files = ds->nfiles;
+	p->dataset_bytes = ds->files.bytes;
+	p->files = ds->files.n;
 	p->record_size = ds->record_size;
 	p->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	snprintf(p->cold_method, sizeof(p->cold_method), "%s",

@@ -32,15 +32,15 @@
 #define WARM_EXIT_GROUP_S	1.0	/* then the whole group gets it */
 #define WARM_EXIT_LIMIT_S	3.0	/* SIGINT to the leader's end, at most */
 
-int cal_warm_dataset(const struct lg_dataset *ds, double bytes)
+int cal_warm_dataset(const struct sample_set *ds, double bytes)
 {
 	uint64_t n = cal_sample_count(ds, bytes);
 	unsigned char *buf = malloc(1 << 20);
 	int err = buf ? 0 : -ENOMEM;
 
 	for (uint64_t s = 0; s < n && !err; s++) {
-		const struct lg_sample *sm = &ds->samples[s];
-		int fd = open(ds->paths[sm->file], O_RDONLY | O_CLOEXEC);
+		const struct sample *sm = &ds->samples[s];
+		int fd = open(ds->files.paths[sm->file], O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0) {
 			err = -errno;
@@ -373,7 +373,7 @@ static void warm_trace(const struct warm_run *w, const char *path)
 }
 
 static void warm_init(struct warm_run *w, const struct cal_warm_opts *o,
-		      struct cal_track *trk, const struct lg_dataset *ds)
+		      struct cal_track *trk, const struct sample_set *ds)
 {
 	*w = (struct warm_run){ .opt = *o, .first = -1, .resumed = -1, .stall = -1,
 				.stall2 = -1, .resumed2 = -1, .ended = -1, .pause_t = -1,
@@ -389,7 +389,7 @@ static void warm_free(struct warm_run *w)
 	free(w->scans);
 }
 
-int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
+int cal_warm_run(char *const *argv, const struct sample_set *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out)
 {
@@ -400,7 +400,7 @@ int cal_warm_run(char *const *argv, const struct lg_dataset *ds,
 
 	memset(out, 0, sizeof(*out));
 	warm_init(&w, o, trk, ds);
-	err = w.scans ? file_index_make(&ids, ds->devs, ds->inos, ds->nfiles) : -ENOMEM;
+	err = w.scans ? file_index_make(&ids, ds->files.devs, ds->files.inos, ds->files.n) : -ENOMEM;
 	if (err)
 		goto free_w;
 	err = warm_start(&w, argv, name);
@@ -487,7 +487,7 @@ static int together_window(const struct cal_together *out, int n, double *ta, do
 	return *tb - *ta >= CAL_TOGETHER_MIN_S ? 0 : -ENODATA;
 }
 
-int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
+int cal_warm_together(char **const *argvs, int n, const struct sample_set *ds,
 		      const struct cal_warm_opts *o, struct cal_track *trk,
 		      const char *const *names, const double *stop_bytes,
 		      struct cal_together *out)
@@ -503,7 +503,7 @@ int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		warm_init(&w[i], o, trk, ds);
-	err = file_index_make(&ids, ds->devs, ds->inos, ds->nfiles);
+	err = file_index_make(&ids, ds->files.devs, ds->files.inos, ds->files.n);
 	for (i = 0; i < n && !err; i++)
 		err = w[i].scans ? 0 : -ENOMEM;
 	/* all held first, then released together */
@@ -548,7 +548,7 @@ int cal_warm_together(char **const *argvs, int n, const struct lg_dataset *ds,
 	return err;
 }
 
-int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char *name)
+int cal_track_open(struct cal_track *k, const struct sample_set *ds, const char *name)
 {
 	struct tracker_add_result res;
 	struct tracker_fit fit;
@@ -556,7 +556,7 @@ int cal_track_open(struct cal_track *k, const struct lg_dataset *ds, const char 
 
 	memset(k, 0, sizeof(*k));
 	/* loaded sized for the dataset, or a loaded one grown (tracker_register()) */
-	err = tracker_register(&k->t, name, ds->paths, ds->nfiles, 0, &res, &fit);
+	err = tracker_register(&k->t, name, ds->files.paths, ds->files.n, 0, &res, &fit);
 	k->pages = fit.pages;
 	k->loaded_here = fit.loaded;
 	if (err) {

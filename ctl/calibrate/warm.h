@@ -24,7 +24,7 @@ struct warm_scan {
 
 struct warm_run {
 	struct cal_warm_opts opt;
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	struct cal_track *trk;		/* NULL: /proc */
 	uint32_t job;			/* the tracker's job */
 	pid_t pgid;

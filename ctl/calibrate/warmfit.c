@@ -49,7 +49,7 @@
 /* one epoch's count by the dataset's size: pages (tracker, counted once) or bytes */
 double warm_units_expected(const struct warm_run *w)
 {
-	return w->trk ? (double)w->trk->pages : w->ds->bytes;
+	return w->trk ? (double)w->trk->pages : w->ds->files.bytes;
 }
 
 /* the count at which boundary K (0: the first) is due: epoch K+1's last batches */
@@ -292,7 +292,7 @@ double warm_last_read(const struct warm_run *w)
  */
 static double bytes_per_unit(const struct warm_run *w)
 {
-	return w->ds->bytes / warm_units_expected(w);
+	return w->ds->files.bytes / warm_units_expected(w);
 }
 
 double warm_bytes_read(const struct warm_run *w)
@@ -378,7 +378,7 @@ int warm_fit(const struct warm_run *w, double window, struct cal_warm *out)
 	sa = &w->scans[a];
 	sb = &w->scans[b];
 	units = w->stall >= 0 ? w->stall_count : warm_units_expected(w);
-	bpu = w->ds->bytes / units;
+	bpu = w->ds->files.bytes / units;
 	bytes = (count_at(w, sb->t) - count_at(w, sa->t)) * bpu;
 	if (!(bytes > 0))
 		return -ENODATA;

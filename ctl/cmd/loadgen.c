@@ -98,7 +98,7 @@ static void print_ckpts(const struct lg_opts *o, const struct lg_result *res)
 		   measure);
 }
 
-static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
+static void print_result(const struct sample_set *ds, const struct lg_opts *o,
 			 const struct lg_result *res)
 {
 	char b[32];
@@ -106,10 +106,10 @@ static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
 	out_obj_open(NULL);
 	out_str("dataset", "dataset %s: ", ds->dir);
 	out_u64("samples_per_epoch", "%llu samples, ", ds->nsamples);
-	out_u64("files", "%llu files, ", ds->nfiles);
-	out_u64("dataset_bytes", NULL, ds->bytes);
-	out_text("%s", units_fmt_size(ds->bytes, b, sizeof(b)));
-	file_skips_print(&ds->skipped);
+	out_u64("files", "%llu files, ", ds->files.n);
+	out_u64("dataset_bytes", NULL, ds->files.bytes);
+	out_text("%s", units_fmt_size(ds->files.bytes, b, sizeof(b)));
+	file_skips_print(&ds->files.skipped);
 	out_text("; ");
 	out_str("order", "order %s", o->shuffle ? "shuffle" : "seq");
 	out_u64("seed", " seed %llu\n", o->seed);
@@ -143,7 +143,7 @@ static void print_result(const struct lg_dataset *ds, const struct lg_opts *o,
 
 static int cmd_loadgen_run(int argc, char **argv)
 {
-	struct lg_dataset ds;
+	struct sample_set ds;
 	struct lg_result res;
 	struct lg_opts o;
 	uint64_t rs = 0;
@@ -165,7 +165,7 @@ static int cmd_loadgen_run(int argc, char **argv)
 				     "go together (--checkpoint-every with them)");
 	if (o.ckpt_dir && !o.ckpt_every)
 		o.ckpt_every = LG_CKPT_EVERY_DEFAULT;
-	err = lg_dataset_scan(argv[optind], rs, &ds);
+	err = sample_set_scan(argv[optind], rs, &ds);
 	if (err) {
 		if (err == -ENODATA)	/* other errors: the walk said what */
 			ctl_err("%s: no samples", argv[optind]);
@@ -180,7 +180,7 @@ static int cmd_loadgen_run(int argc, char **argv)
 	if (!err && res.verify_errors)
 		err = -EBADMSG;
 	lg_result_free(&res);
-	lg_dataset_free(&ds);
+	sample_set_free(&ds);
 	return err;
 }
 
@@ -278,7 +278,7 @@ static int cmd_loadgen_order(int argc, char **argv)
 {
 	uint64_t seeds[LG_ORDER_MAX_SEEDS] = { 1 }, rs = 0;
 	unsigned int nseeds = 1;
-	struct lg_dataset ds;
+	struct sample_set ds;
 	bool shuffle = true;
 	uint32_t epoch = 0, n, *files;
 	int opt, err = 0;
@@ -301,13 +301,13 @@ static int cmd_loadgen_order(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return ctl_usage_err("loadgen", "order", optind < argc ? "one DIR" : "missing DIR");
-	err = lg_dataset_scan(argv[optind], rs, &ds);
+	err = sample_set_scan(argv[optind], rs, &ds);
 	if (err) {
 		if (err == -ENODATA)
 			ctl_err("%s: no samples", argv[optind]);
 		return err;
 	}
-	files = calloc(ds.nfiles, sizeof(*files));
+	files = calloc(ds.files.n, sizeof(*files));
 	err = files ? lg_first_needs(&ds, seeds, nseeds, epoch, shuffle, files, &n) : -ENOMEM;
 	if (err) {
 		ctl_err("loadgen order: %s", strerror(-err));
@@ -316,12 +316,12 @@ static int cmd_loadgen_order(int argc, char **argv)
 		out_u64("epoch", NULL, epoch);
 		out_arr_open("files");
 		for (uint32_t i = 0; i < n; i++)
-			out_str(NULL, "%s\n", ds.paths[files[i]]);
+			out_str(NULL, "%s\n", ds.files.paths[files[i]]);
 		out_arr_close();
 		out_obj_close();
 	}
 	free(files);
-	lg_dataset_free(&ds);
+	sample_set_free(&ds);
 	return err;
 }
 

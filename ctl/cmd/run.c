@@ -6,14 +6,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "lib/log.h"
@@ -27,7 +22,6 @@ struct run_cmd {
 	const char *dataset, *report, *name, *prefetch_order, *learn_order, *scratch;
 	struct scratch_cfg scratch_cfg;
 	struct file_list order;		/* the prefetch's files: --prefetch-order's, or learned */
-	char learn_path[PATH_MAX];	/* the learned-order file */
 	struct rel_learn learn;
 	uint64_t record_size;
 	bool fail_fast, no_track, no_register, no_learn;
@@ -147,213 +141,27 @@ static int run_parse(int argc, char **argv, struct run_cmd *c)
 	return 0;
 }
 
-/*
- * Whether tandem.ko will steer the dataset's pages to a CXL node: it is
- * loaded with steering on and a CXL node, and run registers the dataset.
- * That decides the cache the model gets, unless --steer. And its prefetch
- * cap (prefetch_kbps), which the model's prefetch term gets.
- */
-static bool module_steers(const struct run_cmd *c, struct tnl *nl, double *pf_cap)
+/* --prefetch-order FILE: checked before anything starts */
+static int prefetch_order_read(struct run_cmd *c, const struct sample_set *ds, struct tnl *nl)
 {
-	struct tmod_stats s;
-
-	*pf_cap = 0;
-	if (c->no_register || !nl || tmod_stats_get(nl, &s))
-		return false;
-	*pf_cap = s.prefetch_kbps * 1024.0;
-	return tmod_steers(&s);
-}
-
-/*
- * --prefetch-order FILE: its paths, each a file of the dataset (same inode:
- * a binary search, so a million-file order is checked in one pass), and
- * tandem.ko there to prefetch them. Checked before anything starts.
- */
-static int prefetch_order_read(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
-{
-	struct file_index ids = { 0 };
-	int err;
-
 	if (!nl) {
 		ctl_err("--prefetch-order: tandem.ko is not loaded (modprobe tandem), and "
 			"only it prefetches");
 		return -ENOENT;
 	}
-	err = file_list_read(&c->order, c->prefetch_order);
-	if (err)
-		return err;
-	if (!c->order.n) {
-		ctl_err("%s: no files", c->prefetch_order);
-		return -ENODATA;
-	}
-	err = file_index_make(&ids, ds->devs, ds->inos, ds->nfiles);
-	for (size_t i = 0; i < c->order.n && !err; i++) {
-		if (file_index_find(&ids, c->order.devs[i], c->order.inos[i]) < 0) {
-			ctl_err("%s: %s is not a file of the dataset %s", c->prefetch_order,
-				c->order.paths[i], c->dataset);
-			err = -EINVAL;
-		}
-	}
-	file_index_free(&ids);
-	return err;
+	return rel_prefetch_order_read(c->prefetch_order, ds, &c->order);
 }
 
-/*
- * The learned read order (Documentation/model.md): where this run's order
- * is kept, and whether the prefetch runs in the one kept there. With
- * --learn-order FILE always (recording needs CAP_SYS_ADMIN; the prefetch is
- * tandem.ko's, or without it a thread of tandemctl: release/prefetch.c);
- * without it only when tandem.ko steers this run's dataset and we are root,
- * in LEARN_DIR under a key of the dataset and the commands.
- * A learned order is prefetched by only once two runs agreed on it, and
- * then as the plan says (plan.c: merged by need or by position, or not at
- * all when the model predicts the run faster without it).
- */
-#define LEARN_DIR			"/var/lib/tandem/order"
-#define LEARN_STABLE_DISPLACEMENT	0.05
-#define LEARN_STABLE_COVERAGE		0.9
-
-/* FNV-1a of s with its terminating NUL, continuing from h */
-static uint64_t fnv1a(uint64_t h, const char *s)
+/* The learned read order (release/learn.c): where it is kept, whether it is used. */
+static void learn_setup(struct run_cmd *c, const struct sample_set *ds, struct tnl *nl)
 {
-	do
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	while (*s++);
-	return h;
-}
+	struct rel_learn_opts o = {
+		.file = c->learn_order, .off = c->no_learn, .module = nl,
+		.registers = !c->no_register, .prefetch_given = c->prefetch_order,
+		.dataset_dir = c->dataset, .cmds = c->cmds, .ncmds = c->ncmds,
+	};
 
-/* over the dataset's real path and every instance's words */
-static uint64_t learn_key(const struct run_cmd *c, const char *dir)
-{
-	uint64_t h = fnv1a(0xcbf29ce484222325ULL, dir);
-
-	for (int i = 0; i < c->ncmds; i++) {
-		h = (h ^ 0x1e) * 0x100000001b3ULL;	/* instance separator */
-		for (char **w = c->cmds[i]; *w; w++)
-			h = fnv1a(h, *w);
-	}
-	return h;
-}
-
-static void learn_setup(struct run_cmd *c, const struct lg_dataset *ds, struct tnl *nl)
-{
-	struct rel_learn *l = &c->learn;
-	char real[PATH_MAX];
-
-	l->displacement = l->coverage = NAN;
-	if (c->no_learn)
-		return;
-	if (c->learn_order) {
-		snprintf(c->learn_path, sizeof(c->learn_path), "%s", c->learn_order);
-	} else {
-		if (!nl || c->no_register || geteuid() || !realpath(c->dataset, real))
-			return;
-		snprintf(c->learn_path, sizeof(c->learn_path), LEARN_DIR "/%016llx.order",
-			 (unsigned long long)learn_key(c, real));
-		l->is_default = true;
-	}
-	l->file = c->learn_path;
-	l->load_err = rel_order_load(l->file, ds, &l->old);
-	if (l->load_err && l->load_err != -ENOENT)
-		ctl_err("%s: not a learned read order (%s); it is learned again",
-			l->file, strerror(-l->load_err));
-	if (l->load_err)
-		return;
-	if (c->prefetch_order)
-		l->unused_why = "--prefetch-order given";
-	else if (!l->old.stable)
-		l->unused_why = "seen in one run only";
-	else if (c->no_register)
-		l->unused_why = "tandem.ko not used";
-	else if (l->old.seqs.n != c->ncmds)
-		l->unused_why = "learned for another number of instances";
-	if (l->unused_why)
-		return;
-	for (int j = 0; j < l->old.seqs.n; j++)
-		l->usable |= l->old.seqs.len[j] > 0;
-	if (!l->usable)
-		l->unused_why = "none of its files is in the dataset";
-}
-
-/* The plan's prefetch of the learned order: its files, or why none. */
-static int learn_plan(struct run_cmd *c, const struct rel_plan *plan, const struct lg_dataset *ds)
-{
-	struct rel_learn *l = &c->learn;
-	int err;
-
-	if (!l->usable)
-		return 0;
-	if (plan->pf == REL_PF_NONE || !plan->pf_nfiles) {
-		l->unused_why = "the model predicts the run faster without the prefetch";
-		return 0;
-	}
-	err = rel_order_paths(plan->pf_files, plan->pf_nfiles, ds, &c->order);
-	if (err) {	/* the jobs run all the same, without the prefetch */
-		ctl_err("run: the learned order's prefetch is left out: %s", strerror(-err));
-		l->unused_why = "its files could not be listed";
-		return 0;
-	}
-	l->used = true;
-	return 0;
-}
-
-/* After the run: its order against the learned one, and kept. */
-static void learn_finish(struct run_cmd *c, const struct rel_run *r, const struct lg_dataset *ds)
-{
-	struct rel_learn *l = &c->learn;
-	size_t total = 0;
-	int err;
-
-	for (int j = 0; j < l->rec.seqs.n; j++)
-		total += l->rec.seqs.len[j];
-	if (!l->rec.recording)
-		l->not_saved_why = "not recorded";
-	else if (r->interrupted || r->nfailed || r->nskipped)
-		l->not_saved_why = "the run did not complete";
-	else if (l->rec.incomplete)
-		l->not_saved_why = "open events were lost";
-	else if (!total)
-		l->not_saved_why = "no instance opened a dataset file";
-	if (l->not_saved_why)
-		return;
-	if (!l->load_err)
-		l->displacement = rel_order_displacement(&l->old.seqs, &l->rec.seqs, ds->nfiles,
-							 &l->coverage);
-	l->stable = !isnan(l->displacement) && l->displacement <= LEARN_STABLE_DISPLACEMENT &&
-		    l->coverage >= LEARN_STABLE_COVERAGE;
-	err = l->is_default ? mkdir_p(LEARN_DIR) : 0;
-	if (!err)
-		err = rel_order_save(l->file, &l->rec.seqs, ds, l->stable, l->displacement);
-	if (err) {
-		ctl_err("%s: read order not kept: %s", l->file, strerror(-err));
-		l->not_saved_why = "the file could not be written";
-	}
-	l->saved = !err;
-}
-
-/*
- * --scratch NAME: a folder per instance in the scratch, made now as the
- * caller (the mount is its owner's, mode 0700); the engine gives each
- * instance its folder in TANDEM_SCRATCH.
- */
-static int scratch_dirs(struct run_cmd *c, struct rel_run *r)
-{
-	char dir[PATH_MAX];
-
-	for (int i = 0; i < r->n; i++) {
-		if (strchr(r->inst[i].name, '/') || r->inst[i].name[0] == '.' ||
-		    snprintf(dir, sizeof(dir), "%s/%s", c->scratch_cfg.mnt, r->inst[i].name) >=
-		    (int)sizeof(dir)) {
-			ctl_err("--scratch: instance name '%s' cannot name a folder", r->inst[i].name);
-			return -EINVAL;
-		}
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			ctl_err("--scratch %s: %s: %s", c->scratch, dir, strerror(errno));
-			return -errno;
-		}
-	}
-	r->scratch = c->scratch_cfg.mnt;
-	return 0;
+	rel_learn_setup(&c->learn, &o, ds);
 }
 
 /* The run itself: instances, hooks, the engine; then the report. */
@@ -378,11 +186,8 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 	for (int i = 0; i < r->n; i++)
 		r->inst[i].argv = c->cmds[i];
 	rel_plan_apply(plan, r);
-	if (c->scratch) {
-		err = scratch_dirs(c, r);
-		if (err)
-			return err;
-	}
+	if (c->scratch && (err = rel_scratch_dirs(r, c->scratch_cfg.mnt, c->scratch)))
+		return err;
 	r->fail_fast = c->fail_fast;
 	r->grace = c->grace;
 	if (!c->no_register)
@@ -397,8 +202,7 @@ static int run_instances(struct run_cmd *c, struct rel_run *r, const struct rel_
 	err = rel_run(r);
 	if (err == REL_EREFUSED)
 		return err;	/* nothing ran: no report */
-	if (c->learn.file)
-		learn_finish(c, r, r->ds.files);
+	rel_learn_finish(&c->learn, r);
 	rel_report_print(&rep);
 	if (c->report && (ret = rel_report_save(&rep, c->report)))
 		ctl_err("%s: %s", c->report, strerror(-ret));
@@ -411,7 +215,7 @@ int cmd_run_start(int argc, char **argv)
 	struct rel_plan plan = { 0 };
 	struct rel_run r = { 0 };
 	struct tnl *nl = NULL;
-	struct lg_dataset ds;
+	struct sample_set ds;
 	struct run_cmd c;
 	int err;
 
@@ -420,7 +224,7 @@ int cmd_run_start(int argc, char **argv)
 		goto free_cmds;
 	if (c.scratch && (err = scratch_cfg_load(c.scratch, &c.scratch_cfg)))
 		goto free_cmds;
-	err = lg_dataset_scan(c.dataset, c.record_size, &ds);
+	err = sample_set_scan(c.dataset, c.record_size, &ds);
 	if (err) {
 		if (err == -ENODATA)	/* other errors: the walk said what */
 			ctl_err("%s: no files", c.dataset);
@@ -434,16 +238,16 @@ int cmd_run_start(int argc, char **argv)
 			goto free_order;
 	}
 	learn_setup(&c, &ds, nl);
-	c.plan.module_steers = module_steers(&c, nl, &c.plan.pf_cap);
+	rel_plan_opts_module(&c.plan, nl);
 	c.plan.seqs = c.learn.usable ? &c.learn.old.seqs : NULL;
 	r.n = c.ncmds;
 	r.inst = calloc(r.n, sizeof(*r.inst));
 	err = r.inst ? rel_plan_make(&c.plan, &ds, &plan) : -ENOMEM;
-	err = err ?: learn_plan(&c, &plan, &ds);
 	if (err)
 		goto free_run;
+	rel_learn_plan(&c.learn, &plan, &ds, &c.order);
 	dataset_name_make(c.name, c.dataset, name, sizeof(name));
-	r.ds = (struct rel_dataset){ .name = name, .dir = c.dataset, .files = &ds };
+	r.ds = (struct rel_dataset){ .name = name, .dir = c.dataset, .set = &ds };
 	err = run_instances(&c, &r, &plan, nl);
 	if (err == -ECHILD)
 		ctl_err("%d instance(s) failed, %d not started", r.nfailed, r.nskipped);
@@ -456,10 +260,9 @@ free_run:
 	free(r.inst);
 free_order:
 	file_list_free(&c.order);
-	rel_seqs_free(&c.learn.old.seqs);
-	rel_seqs_free(&c.learn.rec.seqs);
+	rel_learn_free(&c.learn);
 	tnl_close(nl);
-	lg_dataset_free(&ds);
+	sample_set_free(&ds);
 free_cmds:
 	ctl_free_commands(c.cmds, c.ncmds);
 	return err;

@@ -277,6 +277,13 @@ int file_list_read(struct file_list *fl, const char *path)
 	return err;
 }
 
+void file_list_seal(struct file_list *fl)
+{
+	free(fl->seen);
+	fl->seen = NULL;
+	fl->nseen = fl->seen_cap = 0;
+}
+
 void file_list_free(struct file_list *fl)
 {
 	for (size_t i = 0; i < fl->n; i++)

@@ -67,6 +67,12 @@ int file_list_collect(struct file_list *fl, char **args, int nargs);
  * order. Errors printed.
  */
 int file_list_read(struct file_list *fl, const char *path);
+/*
+ * Done collecting: free what the walk remembers of the files it took (a
+ * hash of every (dev, ino), tens of MiB for a million files). A later
+ * collect would take a file again.
+ */
+void file_list_seal(struct file_list *fl);
 void file_list_free(struct file_list *fl);
 /*
  * Files by (st_dev, st_ino): sorted once, each lookup a binary search (a

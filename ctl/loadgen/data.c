@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loadgen datasets: scanning a directory into samples, the per-epoch order,
+ * Loadgen datasets: the per-epoch order of a dataset's samples (lib/samples.h),
  * and synthetic datasets with verifiable content.
  */
 #include <errno.h>
@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/files.h"
 #include "loadgen/loadgen.h"
 
 #define LG_MAGIC	"TNDMLG01"
@@ -47,11 +46,11 @@ void lg_order(uint64_t n, uint64_t seed, uint32_t epoch, bool shuffle, uint32_t 
 	}
 }
 
-int lg_first_needs(const struct lg_dataset *ds, const uint64_t *seeds, unsigned int nseeds,
+int lg_first_needs(const struct sample_set *ds, const uint64_t *seeds, unsigned int nseeds,
 		   uint32_t epoch, bool shuffle, uint32_t *files, uint32_t *nfiles)
 {
 	uint32_t *ord = calloc(ds->nsamples * nseeds + 1, sizeof(*ord));
-	bool *seen = calloc(ds->nfiles + 1, sizeof(*seen));
+	bool *seen = calloc(ds->files.n + 1, sizeof(*seen));
 	int err = ord && seen ? 0 : -ENOMEM;
 
 	*nfiles = 0;
@@ -69,86 +68,6 @@ int lg_first_needs(const struct lg_dataset *ds, const uint64_t *seeds, unsigned 
 	free(ord);
 	free(seen);
 	return err;
-}
-
-/* ---- scanning ---- */
-
-static int add_samples(struct lg_dataset *ds)
-{
-	uint64_t n = 0, rs = ds->record_size;
-
-	for (uint32_t f = 0; f < ds->nfiles; f++)
-		n += rs ? (ds->sizes[f] + rs - 1) / rs : 1;
-	ds->samples = calloc(n ? n : 1, sizeof(*ds->samples));
-	if (!ds->samples)
-		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->nfiles; f++) {
-		uint64_t size = ds->sizes[f];
-
-		if (!rs) {
-			ds->samples[ds->nsamples++] = (struct lg_sample){ f, 0, size };
-			continue;
-		}
-		for (uint64_t off = 0; off < size; off += rs)
-			ds->samples[ds->nsamples++] = (struct lg_sample){
-				f, off, size - off < rs ? size - off : rs };
-	}
-	return 0;
-}
-
-/* The walk's lists move into ds. */
-static int take_files(struct lg_dataset *ds, struct file_list *fl)
-{
-	if (fl->n > UINT32_MAX)
-		return -E2BIG;
-	ds->nfiles = fl->n;
-	ds->paths = fl->paths;
-	ds->sizes = fl->sizes;
-	ds->devs = fl->devs;
-	ds->inos = fl->inos;
-	ds->bytes = fl->bytes;
-	ds->skipped = fl->skipped;
-	fl->paths = NULL;
-	fl->sizes = NULL;
-	fl->devs = NULL;
-	fl->inos = NULL;
-	fl->n = 0;
-	return 0;
-}
-
-int lg_dataset_scan(const char *dir, uint64_t record_size, struct lg_dataset *ds)
-{
-	struct file_list fl = { 0 };
-	char *arg = (char *)dir;
-	int err;
-
-	memset(ds, 0, sizeof(*ds));
-	ds->record_size = record_size;
-	ds->dir = strdup(dir);
-	if (!ds->dir)
-		return -ENOMEM;
-	err = file_list_collect(&fl, &arg, 1);
-	err = err ?: take_files(ds, &fl);
-	err = err ?: add_samples(ds);
-	file_list_free(&fl);
-	if (!err && !ds->nsamples)
-		err = -ENODATA;
-	if (err)
-		lg_dataset_free(ds);
-	return err;
-}
-
-void lg_dataset_free(struct lg_dataset *ds)
-{
-	for (uint32_t i = 0; i < ds->nfiles; i++)
-		free(ds->paths[i]);
-	free(ds->paths);
-	free(ds->sizes);
-	free(ds->devs);
-	free(ds->inos);
-	free(ds->samples);
-	free(ds->dir);
-	memset(ds, 0, sizeof(*ds));
 }
 
 /* ---- content ---- */

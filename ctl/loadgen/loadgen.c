@@ -21,7 +21,7 @@
 #define LG_HDR		32
 
 struct lg_run {
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	const struct lg_opts *o;
 	pthread_mutex_t mu;
 	pthread_cond_t to_readers, to_step;
@@ -75,10 +75,10 @@ static void burn_cpu(double s)
 	} while ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9 < s);
 }
 
-static int read_sample(struct lg_run *r, const struct lg_sample *s, unsigned char *buf,
+static int read_sample(struct lg_run *r, const struct sample *s, unsigned char *buf,
 		       bool *bad)
 {
-	const char *path = r->ds->paths[s->file];
+	const char *path = r->ds->files.paths[s->file];
 	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
 	uint64_t done = 0;
 
@@ -93,7 +93,7 @@ static int read_sample(struct lg_run *r, const struct lg_sample *s, unsigned cha
 			break;
 		}
 		if (r->o->verify && !lg_check(buf, s->off + done, got, r->file_seed[s->file],
-					      s->file, r->ds->sizes[s->file]))
+					      s->file, r->ds->files.sizes[s->file]))
 			*bad = true;
 		done += got;
 	}
@@ -110,7 +110,7 @@ static int read_batch(struct lg_run *r, uint64_t b, unsigned char *buf, uint64_t
 		last = r->nsamples;
 	*bytes = 0;
 	for (uint64_t k = first; k < last && !err; k++) {
-		const struct lg_sample *s = &r->ds->samples[r->order[k]];
+		const struct sample *s = &r->ds->samples[r->order[k]];
 		bool bad = false;
 
 		err = read_sample(r, s, buf, &bad);
@@ -218,12 +218,12 @@ static int run_epoch(struct lg_run *r, uint32_t e, double t_run, FILE *tl,
 /* --verify: each file's seed is in its header */
 static int read_seeds(struct lg_run *r)
 {
-	r->file_seed = calloc(r->ds->nfiles, sizeof(uint64_t));
+	r->file_seed = calloc(r->ds->files.n, sizeof(uint64_t));
 	if (!r->file_seed)
 		return -ENOMEM;
-	for (uint32_t f = 0; f < r->ds->nfiles; f++) {
+	for (uint32_t f = 0; f < r->ds->files.n; f++) {
 		unsigned char h[LG_HDR];
-		int fd = open(r->ds->paths[f], O_RDONLY | O_CLOEXEC);
+		int fd = open(r->ds->files.paths[f], O_RDONLY | O_CLOEXEC);
 		ssize_t n = fd >= 0 ? pread(fd, h, sizeof(h), 0) : -1;
 
 		if (fd >= 0)
@@ -236,7 +236,7 @@ static int read_seeds(struct lg_run *r)
 	return 0;
 }
 
-static int run_setup(struct lg_run *r, const struct lg_dataset *ds, const struct lg_opts *o,
+static int run_setup(struct lg_run *r, const struct sample_set *ds, const struct lg_opts *o,
 		     struct lg_result *res)
 {
 	int err;
@@ -290,7 +290,7 @@ static int run_epochs(struct lg_run *r, struct lg_result *res, FILE *tl)
 	return err;
 }
 
-int lg_run(const struct lg_dataset *ds, const struct lg_opts *o, struct lg_result *res)
+int lg_run(const struct sample_set *ds, const struct lg_opts *o, struct lg_result *res)
 {
 	pthread_t *th = calloc(o->threads ? o->threads : 1, sizeof(pthread_t));
 	FILE *tl = NULL;

@@ -12,36 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "lib/files.h"
-
-/* One training sample: a whole file, or one record of a large file. */
-struct lg_sample {
-	uint32_t file;
-	uint64_t off, len;
-};
-
-struct lg_dataset {
-	char *dir;
-	uint32_t nfiles;
-	char **paths;		/* in walk order (lib/files.h) */
-	uint64_t *sizes;
-	dev_t *devs;		/* st_dev, st_ino of each file */
-	ino_t *inos;
-	uint64_t nsamples;
-	struct lg_sample *samples;
-	uint64_t bytes;
-	uint64_t record_size;	/* 0: one sample per file */
-	struct file_skips skipped;	/* what the walk left out */
-};
-
-/*
- * The files of dir by the dataset walk (lib/files.h: recursive, in name
- * order, hidden names, special files and second links to a file skipped;
- * symbolic links followed), as samples. -ENODATA: no files; other errors
- * printed by the walk.
- */
-int lg_dataset_scan(const char *dir, uint64_t record_size, struct lg_dataset *ds);
-void lg_dataset_free(struct lg_dataset *ds);
+#include "lib/samples.h"
 
 struct lg_opts {
 	uint32_t epochs;
@@ -88,7 +59,7 @@ struct lg_result {
 };
 
 void lg_opts_default(struct lg_opts *o);
-int lg_run(const struct lg_dataset *ds, const struct lg_opts *o, struct lg_result *res);
+int lg_run(const struct sample_set *ds, const struct lg_opts *o, struct lg_result *res);
 void lg_result_free(struct lg_result *res);
 /*
  * Checkpoints (ckpt.c), as a training job writes them with torch.save: every
@@ -113,9 +84,9 @@ void lg_order(uint64_t n, uint64_t seed, uint32_t epoch, bool shuffle, uint32_t 
  * The files of ds in the order jobs with these seeds first need them in
  * epoch epoch: position by position (each job's i-th sample, in the order
  * of seeds), each file once, at its first need. Jobs that progress at the
- * same pace reach the store in this order. files: room for ds->nfiles.
+ * same pace reach the store in this order. files: room for ds->files.n.
  */
-int lg_first_needs(const struct lg_dataset *ds, const uint64_t *seeds, unsigned int nseeds,
+int lg_first_needs(const struct sample_set *ds, const uint64_t *seeds, unsigned int nseeds,
 		   uint32_t epoch, bool shuffle, uint32_t *files, uint32_t *nfiles);
 
 enum lg_dist { LG_DIST_FIXED, LG_DIST_UNIFORM, LG_DIST_LOGNORMAL };

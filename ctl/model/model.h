@@ -14,10 +14,10 @@
  * constant between events, so the integration is exact between events.
  * Documentation/model.md has the derivation and its limits.
  *
- * The library: the simulation (model.c) and its search (search.c); the
+ * The library: the simulation (makespan.c) and its search (search.c); the
  * calibration profile that feeds it and the model input built from a
  * profile and overrides (profile.c); the evaluation the CLI and `run` show,
- * with its text/JSON output and plot (report.c).
+ * with its text/JSON output and plot (grid_report.c).
  */
 #ifndef TANDEM_CTL_MODEL_H
 #define TANDEM_CTL_MODEL_H

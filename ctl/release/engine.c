@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,6 +61,27 @@ static sigset_t rel_sigs(void)
 	sigaddset(&s, SIGTERM);
 	sigaddset(&s, SIGHUP);
 	return s;
+}
+
+int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given)
+{
+	char dir[PATH_MAX];
+	int err;
+
+	for (int i = 0; i < r->n; i++) {
+		if (strchr(r->inst[i].name, '/') || r->inst[i].name[0] == '.' ||
+		    snprintf(dir, sizeof(dir), "%s/%s", mnt, r->inst[i].name) >= (int)sizeof(dir)) {
+			ctl_err("--scratch: instance name '%s' cannot name a folder", r->inst[i].name);
+			return -EINVAL;
+		}
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			err = -errno;
+			ctl_err("--scratch %s: %s: %s", given, dir, strerror(-err));
+			return err;
+		}
+	}
+	r->scratch = mnt;
+	return 0;
 }
 
 /*
@@ -219,7 +241,7 @@ static void reap(struct rel_run *r)
 static double inst_progress(struct rel_run *r, int idx)
 {
 	struct rel_inst *in = &r->inst[idx];
-	double bytes = r->ds.files ? (double)r->ds.files->bytes : 0, f = 0;
+	double bytes = r->ds.set ? (double)r->ds.set->files.bytes : 0, f = 0;
 	struct procio io;
 
 	for (struct rel_hook *h = r->hooks; h < r->hooks + r->nhooks; h++)
@@ -386,8 +408,8 @@ static int residency_scan(struct rel_run *r)
 	struct residency res = { 0 };
 	int err = 0;
 
-	for (uint32_t f = 0; f < r->ds.files->nfiles && !err; f++)
-		err = residency_file(r->ds.files->paths[f], RESIDENCY_NODES, -1, &res);
+	for (uint32_t f = 0; f < r->ds.set->files.n && !err; f++)
+		err = residency_file(r->ds.set->files.paths[f], RESIDENCY_NODES, -1, &res);
 	if (err)
 		return err;
 	r->nres_nodes = res.nnodes < REL_MAX_NODES ? res.nnodes : REL_MAX_NODES;
@@ -416,7 +438,7 @@ static void collect_stats(struct rel_run *r)
 	}
 	if (!r->residency_source) {
 		r->nres_nodes = 0;
-		if (r->ds.files && !residency_scan(r))
+		if (r->ds.set && !residency_scan(r))
 			r->residency_source = "mincore";
 	}
 }

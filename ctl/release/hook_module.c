@@ -19,14 +19,14 @@
 #define MOD_PREFETCH_SLACK_S	0.25	/* our request to the module's clock, at most */
 
 /* tandem.ko wants absolute paths */
-static int abs_paths(const struct lg_dataset *ds, struct file_list *fl)
+static int abs_paths(const struct sample_set *ds, struct file_list *fl)
 {
-	fl->paths = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(char *));
+	fl->paths = calloc(ds->files.n ? ds->files.n : 1, sizeof(char *));
 	if (!fl->paths)
 		return -ENOMEM;
-	fl->cap = ds->nfiles;
-	for (fl->n = 0; fl->n < ds->nfiles; fl->n++) {
-		fl->paths[fl->n] = realpath(ds->paths[fl->n], NULL);
+	fl->cap = ds->files.n;
+	for (fl->n = 0; fl->n < ds->files.n; fl->n++) {
+		fl->paths[fl->n] = realpath(ds->files.paths[fl->n], NULL);
 		if (!fl->paths[fl->n])
 			return -errno;
 	}
@@ -45,7 +45,7 @@ static int mod_register(void *state, const struct rel_dataset *d)
 		m->nl = NULL;
 		return -ENOENT;	/* not loaded: nothing to register with */
 	}
-	err = abs_paths(d->files, &fl);
+	err = abs_paths(d->set, &fl);
 	if (!err)
 		err = dataset_find_or_create(m->nl, d->name, &m->id, &m->created);
 	if (!err)

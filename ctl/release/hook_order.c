@@ -10,7 +10,7 @@
  * instance's sequence is the dataset files in the order it first opened
  * them: for a job with a seeded shuffle, its first epoch's order.
  *
- * A learned-order file holds those sequences. run.c saves one after a run
+ * A learned-order file holds those sequences. learn.c saves one after a run
  * that recorded cleanly, compares it with the one it loaded (the mean
  * displacement of a file's position, 0 when the order repeated, about 1/3
  * for two unrelated shuffles), marks it stable when the two agree, and
@@ -125,7 +125,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	if (job < 0)
 		return;
 	o->opens++;
-	switch (seen_test_set(o->seen, job, idx, o->ds->nfiles)) {
+	switch (seen_test_set(o->seen, job, idx, o->ds->files.n)) {
 	case 0:
 		break;
 	case 1:
@@ -141,7 +141,7 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	 * has opened every file: later opens (epochs) add nothing, and the
 	 * marks go, so that they cost nothing either.
 	 */
-	if (o->seqs.len[job] == o->ds->nfiles && ++o->complete == njobs)
+	if (o->seqs.len[job] == o->ds->files.n && ++o->complete == njobs)
 		o->flushed = !fanotify_mark(o->fan, FAN_MARK_FLUSH |
 					    (o->mount_mark ? FAN_MARK_MOUNT : 0), 0, AT_FDCWD, NULL);
 }
@@ -193,17 +193,17 @@ static void *order_thread(void *arg)
 /* FAN_OPEN on each directory holding a dataset file, or on the dataset's mount. */
 static int order_marks(struct rel_order *o, const struct rel_dataset *d)
 {
-	const struct lg_dataset *ds = d->files;
-	char **dirs = calloc(ds->nfiles ? ds->nfiles : 1, sizeof(*dirs));
+	const struct sample_set *ds = d->set;
+	char **dirs = calloc(ds->files.n ? ds->files.n : 1, sizeof(*dirs));
 	size_t n = 0, uniq = 0;
 	int err = 0;
 
 	if (!dirs)
 		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->nfiles && !err; f++) {
+	for (uint32_t f = 0; f < ds->files.n && !err; f++) {
 		char *slash;
 
-		dirs[n] = strdup(ds->paths[f]);
+		dirs[n] = strdup(ds->files.paths[f]);
 		if (!dirs[n]) {
 			err = -ENOMEM;
 			break;
@@ -261,7 +261,7 @@ static void order_close(struct rel_order *o)
 static int order_register(void *state, const struct rel_dataset *d)
 {
 	struct rel_order *o = state;
-	const struct lg_dataset *ds = d->files;
+	const struct sample_set *ds = d->set;
 	sigset_t all, old;
 	int err;
 
@@ -272,7 +272,7 @@ static int order_register(void *state, const struct rel_dataset *d)
 	o->complete = 0;
 	o->flushed = false;
 	memset(o->seen, 0, sizeof(o->seen));
-	err = file_index_make(&o->ids, ds->devs, ds->inos, ds->nfiles);
+	err = file_index_make(&o->ids, ds->files.devs, ds->files.inos, ds->files.n);
 	if (err)
 		goto fail;
 	o->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
@@ -339,7 +339,7 @@ const struct rel_ops rel_order_ops = {
 
 /* ---- learned-order files ---- */
 
-/* Index of path among ds's files by name: ds->paths sorted once. */
+/* Index of path among ds's files by name: ds->files.paths sorted once. */
 struct path_index {
 	size_t n;
 	struct path_ent { const char *path; uint32_t idx; } *e;
@@ -350,25 +350,72 @@ static int pent_cmp(const void *a, const void *b)
 	return strcmp(((const struct path_ent *)a)->path, ((const struct path_ent *)b)->path);
 }
 
-static int path_index_make(const struct lg_dataset *ds, struct path_index *pi)
+static int path_index_make(const struct sample_set *ds, struct path_index *pi)
 {
-	pi->n = ds->nfiles;
+	pi->n = ds->files.n;
 	pi->e = calloc(pi->n ? pi->n : 1, sizeof(*pi->e));
 	if (!pi->e)
 		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->nfiles; f++)
-		pi->e[f] = (struct path_ent){ ds->paths[f], f };
+	for (uint32_t f = 0; f < ds->files.n; f++)
+		pi->e[f] = (struct path_ent){ ds->files.paths[f], f };
 	qsort(pi->e, pi->n, sizeof(*pi->e), pent_cmp);
 	return 0;
 }
 
-int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l)
+/* A learned-order file being read: the dataset's files by path, what is read. */
+struct order_reader {
+	const struct sample_set *ds;
+	struct rel_learned *l;
+	struct path_index pi;
+	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
+	size_t lineno;
+};
+
+/* One line "INSTANCE PATH" (or the magic, a comment, "# stable ..."): -EINVAL if neither. */
+static int order_line(struct order_reader *rd, char *line, ssize_t len)
 {
-	struct path_index pi = { 0 };
+	struct rel_learned *l = rd->l;
+	struct path_ent key, *hit;
+	char *end;
+	long j;
+	int err;
+
+	if (line[len - 1] == '\n')
+		line[--len] = 0;
+	if (++rd->lineno == 1 && strcmp(line, ORDER_MAGIC))
+		return -EINVAL;
+	if (!strncmp(line, "# stable ", 9)) {
+		l->stable = line[9] == '1';
+		sscanf(line + 10, " displacement %lf", &l->displacement);
+	}
+	if (!len || line[0] == '#')
+		return 0;
+	errno = 0;
+	j = strtol(line, &end, 10);
+	if (errno || end == line || *end != ' ' || j < 0 || j >= REL_MAX_INST)
+		return -EINVAL;
+	key.path = end + 1;
+	hit = bsearch(&key, rd->pi.e, rd->pi.n, sizeof(key), pent_cmp);
+	if (!hit) {
+		l->dropped++;	/* no longer a file of the dataset */
+		return 0;
+	}
+	err = seen_test_set(rd->seen, (int)j, hit->idx, rd->ds->files.n);
+	if (err == 1)
+		return 0;	/* a file again: its first place counts */
+	if (!err)
+		err = seq_push(&l->seqs, (int)j, hit->idx);
+	if (j >= l->seqs.n)
+		l->seqs.n = (int)j + 1;
+	return err;
+}
+
+int rel_order_load(const char *path, const struct sample_set *ds, struct rel_learned *l)
+{
+	struct order_reader rd = { .ds = ds, .l = l };
 	char *line = NULL;
-	size_t cap = 0, lineno = 0;
+	size_t cap = 0;
 	ssize_t len;
-	uint64_t *seen[REL_MAX_INST] = { 0 };
 	FILE *f;
 	int err;
 
@@ -377,61 +424,23 @@ int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_lea
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	err = path_index_make(ds, &pi);
-	while (!err && (len = getline(&line, &cap, f)) > 0) {
-		struct path_ent key, *hit;
-		char *end;
-		long j;
-
-		lineno++;
-		if (line[len - 1] == '\n')
-			line[--len] = 0;
-		if (lineno == 1 && strcmp(line, ORDER_MAGIC)) {
-			err = -EINVAL;
-			break;
-		}
-		if (!strncmp(line, "# stable ", 9)) {
-			l->stable = line[9] == '1';
-			sscanf(line + 10, " displacement %lf", &l->displacement);
-		}
-		if (!len || line[0] == '#')
-			continue;
-		errno = 0;
-		j = strtol(line, &end, 10);
-		if (errno || end == line || *end != ' ' || j < 0 || j >= REL_MAX_INST) {
-			err = -EINVAL;
-			break;
-		}
-		key.path = end + 1;
-		hit = bsearch(&key, pi.e, pi.n, sizeof(key), pent_cmp);
-		if (!hit) {
-			l->dropped++;	/* no longer a file of the dataset */
-			continue;
-		}
-		err = seen_test_set(seen, (int)j, hit->idx, ds->nfiles);
-		if (err == 1) {
-			err = 0;	/* a file again: its first place counts */
-			continue;
-		}
-		if (!err)
-			err = seq_push(&l->seqs, (int)j, hit->idx);
-		if (j >= l->seqs.n)
-			l->seqs.n = (int)j + 1;
-	}
+	err = path_index_make(ds, &rd.pi);
+	while (!err && (len = getline(&line, &cap, f)) > 0)
+		err = order_line(&rd, line, len);
 	if (!err && ferror(f))
 		err = -EIO;
-	if (!err && lineno == 0)
+	if (!err && rd.lineno == 0)
 		err = -EINVAL;
 	if (err)
 		rel_seqs_free(&l->seqs);
-	seen_free(seen);
+	seen_free(rd.seen);
 	free(line);
-	free(pi.e);
+	free(rd.pi.e);
 	fclose(f);
 	return err;
 }
 
-int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+int rel_order_paths(const uint32_t *files, size_t n, const struct sample_set *ds,
 		    struct file_list *fl)
 {
 	memset(fl, 0, sizeof(*fl));
@@ -440,22 +449,22 @@ int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds
 		return -ENOMEM;
 	fl->cap = n;
 	for (size_t k = 0; k < n; k++) {
-		fl->paths[k] = strdup(ds->paths[files[k]]);
+		fl->paths[k] = strdup(ds->files.paths[files[k]]);
 		if (!fl->paths[k]) {
 			file_list_free(fl);
 			return -ENOMEM;
 		}
-		fl->bytes += ds->sizes[files[k]];
+		fl->bytes += ds->files.sizes[files[k]];
 		fl->n++;
 	}
 	return 0;
 }
 
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+int rel_order_merge(const struct rel_seqs *s, const struct sample_set *ds, const double *first,
 		    const double *rate, struct file_list *fl)
 {
 	struct mo_seq seqs[REL_MAX_INST];
-	uint32_t *files = malloc((ds->nfiles ? ds->nfiles : 1) * sizeof(*files));
+	uint32_t *files = malloc((ds->files.n ? ds->files.n : 1) * sizeof(*files));
 	size_t n;
 	int err;
 
@@ -465,8 +474,8 @@ int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const
 	for (int j = 0; j < s->n; j++)
 		seqs[j] = (struct mo_seq){ .files = s->seq[j], .len = s->len[j],
 					   .first = first ? first[j] : 0, .rate = rate ? rate[j] : 1 };
-	err = first && rate ? mo_merge_by_need(seqs, s->n, ds->sizes, ds->nfiles, files, NULL, &n)
-			    : mo_merge_by_position(seqs, s->n, ds->nfiles, files, &n);
+	err = first && rate ? mo_merge_by_need(seqs, s->n, ds->files.sizes, ds->files.n, files, NULL, &n)
+			    : mo_merge_by_position(seqs, s->n, ds->files.n, files, &n);
 	if (!err)
 		err = rel_order_paths(files, n, ds, fl);
 	free(files);
@@ -507,7 +516,7 @@ double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b
 	return sum / common;
 }
 
-int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
+int rel_order_save(const char *path, const struct rel_seqs *s, const struct sample_set *ds,
 		   bool stable, double displacement)
 {
 	char tmp[PATH_MAX];
@@ -525,7 +534,7 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
 		fprintf(f, "# stable %d displacement %.6f\n", stable, displacement);
 	for (int j = 0; j < s->n; j++)
 		for (size_t k = 0; k < s->len[j]; k++)
-			if (!strchr(ds->paths[s->seq[j][k]], '\n'))	/* a line per path */
-				fprintf(f, "%d %s\n", j, ds->paths[s->seq[j][k]]);
+			if (!strchr(ds->files.paths[s->seq[j][k]], '\n'))	/* a line per path */
+				fprintf(f, "%d %s\n", j, ds->files.paths[s->seq[j][k]]);
 	return file_commit(f, tmp, path);
 }

@@ -26,7 +26,7 @@ static int trk_register(void *state, const struct rel_dataset *d)
 	 * when too small; the dataset's own files, not what else lives under
 	 * the directory.
 	 */
-	err = tracker_register(&k->t, d->name, d->files->paths, d->files->nfiles, 0, &res, &fit);
+	err = tracker_register(&k->t, d->name, d->set->files.paths, d->set->files.n, 0, &res, &fit);
 	k->pages = fit.pages;
 	k->loaded_here = fit.loaded;
 	k->open = fit.tracked;

@@ -64,7 +64,7 @@ int rel_plan_opts_check(const struct rel_plan_opts *o, char *err, size_t errlen)
 	return plan_stagger(o, &p, err, errlen);
 }
 
-static int load_profile(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+static int load_profile(const struct rel_plan_opts *o, const struct sample_set *ds,
 			struct profile *prof)
 {
 	char err[256];
@@ -122,14 +122,14 @@ static void plan_seqs(const struct rel_plan_opts *o, const struct rel_plan *p, c
 }
 
 /* Both models of set prefetch files[0..n) from 0 at the cap (files NULL: no prefetch). */
-static int set_prefetch(struct model_set *set, const struct lg_dataset *ds,
+static int set_prefetch(struct model_set *set, const struct sample_set *ds,
 			const uint32_t *files, size_t n, double cap, uint32_t *ext)
 {
 	struct model_prefetch pf = { .order = ext, .start = 0, .cap = cap };
 	int err = 0;
 
 	if (files)
-		err = mo_files_to_extents(files, n, ds->sizes, ds->nfiles, model_extents(set->m),
+		err = mo_files_to_extents(files, n, ds->files.sizes, ds->files.n, model_extents(set->m),
 					  ext, &pf.n);
 	if (!err)
 		err = model_set_prefetch(set->m, files ? &pf : NULL);
@@ -140,13 +140,13 @@ static int set_prefetch(struct model_set *set, const struct lg_dataset *ds,
 
 /* The jobs' first epochs in the model follow their learned sequences. */
 static int set_orders(struct model_set *set, const struct rel_seqs *s,
-		      const struct lg_dataset *ds, uint32_t *ext)
+		      const struct sample_set *ds, uint32_t *ext)
 {
 	uint32_t ne;
 	int err = 0;
 
 	for (int j = 0; j < s->n && !err; j++) {
-		err = mo_files_to_extents(s->seq[j], s->len[j], ds->sizes, ds->nfiles,
+		err = mo_files_to_extents(s->seq[j], s->len[j], ds->files.sizes, ds->files.n,
 					  model_extents(set->m), ext, &ne);
 		if (!err)
 			err = model_set_order(set->m, j, ext, ne);
@@ -188,7 +188,7 @@ static int alt_plan(const struct rel_plan_opts *o, struct model *m, struct rel_p
  * under auto (the order follows the releases, so it is merged for each),
  * else at the given one; the faster is kept, its order in best.
  */
-static int alt_need(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+static int alt_need(const struct rel_plan_opts *o, const struct sample_set *ds,
 		    struct model_set *set, struct rel_plan *p, struct mo_report *mo,
 		    uint32_t *files, uint32_t *ext)
 {
@@ -203,14 +203,14 @@ static int alt_need(const struct rel_plan_opts *o, const struct lg_dataset *ds,
 		const double *d = autom ? p->alt[from].delta : p->delta;
 
 		plan_seqs(o, p, d, seqs);
-		err = mo_merge_by_need(seqs, o->seqs->n, ds->sizes, ds->nfiles, files + ds->nfiles,
+		err = mo_merge_by_need(seqs, o->seqs->n, ds->files.sizes, ds->files.n, files + ds->files.n,
 				       NULL, &n);
-		err = err ?: set_prefetch(set, ds, files + ds->nfiles, n, o->pf_cap, ext);
+		err = err ?: set_prefetch(set, ds, files + ds->files.n, n, o->pf_cap, ext);
 		err = err ?: alt_eval(set->m, d, &a);
 		if (err || (p->alt[REL_PF_NEED].have && a.makespan >= p->alt[REL_PF_NEED].makespan))
 			continue;
 		p->alt[REL_PF_NEED] = a;
-		memcpy(files, files + ds->nfiles, n * sizeof(*files));
+		memcpy(files, files + ds->files.n, n * sizeof(*files));
 		p->pf_nfiles = n;
 		mo[REL_PF_NEED] = mo[from];
 	}
@@ -222,11 +222,11 @@ static int alt_need(const struct rel_plan_opts *o, const struct lg_dataset *ds,
  * fastest kept (on a tie the earlier of need, position, none), and left
  * set on the models for the prediction of the run.
  */
-static int plan_prefetch(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+static int plan_prefetch(const struct rel_plan_opts *o, const struct sample_set *ds,
 			 struct model_set *set, struct rel_plan *p)
 {
 	uint32_t *ext = malloc(model_extents(set->m) * sizeof(*ext));
-	uint32_t *files = malloc(2 * (ds->nfiles + 1) * sizeof(*files));
+	uint32_t *files = malloc(2 * (ds->files.n + 1) * sizeof(*files));
 	struct mo_report mo[REL_PF_PLANS] = { 0 };
 	struct mo_seq seqs[REL_MAX_INST];
 	size_t npos;
@@ -235,7 +235,7 @@ static int plan_prefetch(const struct rel_plan_opts *o, const struct lg_dataset 
 	err = err ?: set_prefetch(set, ds, NULL, 0, 0, ext);
 	err = err ?: alt_plan(o, set->m, p, &mo[REL_PF_NONE], REL_PF_NONE);
 	plan_seqs(o, p, NULL, seqs);
-	err = err ?: mo_merge_by_position(seqs, o->seqs->n, ds->nfiles, files, &npos);
+	err = err ?: mo_merge_by_position(seqs, o->seqs->n, ds->files.n, files, &npos);
 	err = err ?: set_prefetch(set, ds, files, npos, o->pf_cap, ext);
 	err = err ?: alt_plan(o, set->m, p, &mo[REL_PF_POSITION], REL_PF_POSITION);
 	err = err ?: alt_need(o, ds, set, p, mo, files, ext);
@@ -246,7 +246,7 @@ static int plan_prefetch(const struct rel_plan_opts *o, const struct lg_dataset 
 		if (p->alt[a].makespan < p->alt[p->pf].makespan)
 			p->pf = a;
 	if (p->pf == REL_PF_POSITION) {
-		err = mo_merge_by_position(seqs, o->seqs->n, ds->nfiles, files, &npos);
+		err = mo_merge_by_position(seqs, o->seqs->n, ds->files.n, files, &npos);
 		p->pf_nfiles = npos;
 	}
 	p->pf_modelled = true;
@@ -267,7 +267,7 @@ out:
 
 /* The model of the run's n instances; its prediction at p->delta. */
 static int predict(const struct rel_plan_opts *o, const struct profile *prof,
-		   const struct lg_dataset *ds, struct rel_plan *p)
+		   const struct sample_set *ds, struct rel_plan *p)
 {
 	struct model_args a = o->args;
 	struct model_result alt;
@@ -313,20 +313,20 @@ free_set:
 }
 
 /* No model or no release vector: the learned order merged by position, as before. */
-static int plan_position(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+static int plan_position(const struct rel_plan_opts *o, const struct sample_set *ds,
 			 struct rel_plan *p)
 {
 	struct mo_seq seqs[REL_MAX_INST];
 
-	p->pf_files = malloc((ds->nfiles + 1) * sizeof(*p->pf_files));
+	p->pf_files = malloc((ds->files.n + 1) * sizeof(*p->pf_files));
 	if (!p->pf_files)
 		return -ENOMEM;
 	plan_seqs(o, p, NULL, seqs);
 	p->pf = REL_PF_POSITION;
-	return mo_merge_by_position(seqs, o->seqs->n, ds->nfiles, p->pf_files, &p->pf_nfiles);
+	return mo_merge_by_position(seqs, o->seqs->n, ds->files.n, p->pf_files, &p->pf_nfiles);
 }
 
-int rel_plan_make(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+int rel_plan_make(const struct rel_plan_opts *o, const struct sample_set *ds,
 		  struct rel_plan *p)
 {
 	struct profile prof;
@@ -375,4 +375,16 @@ void rel_plan_apply(const struct rel_plan *p, struct rel_run *r)
 		else
 			snprintf(in->name, sizeof(in->name), "%c", 'A' + i % 26);
 	}
+}
+
+void rel_plan_opts_module(struct rel_plan_opts *o, struct tnl *nl)
+{
+	struct tmod_stats s;
+
+	o->module_steers = false;
+	o->pf_cap = 0;
+	if (!nl || tmod_stats_get(nl, &s))
+		return;
+	o->pf_cap = s.prefetch_kbps * 1024.0;
+	o->module_steers = tmod_steers(&s);
 }

@@ -24,12 +24,13 @@
  * residency by mincore (lib/residency.h).
  *
  * Plan (plan.c): the release vector from --stagger and the makespan model;
- * report (report.c): the one document `run` prints (text, -j) and saves.
+ * report (run_report.c): the one document `run` prints (text, -j) and saves.
  */
 #ifndef TANDEM_CTL_RELEASE_H
 #define TANDEM_CTL_RELEASE_H
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -37,8 +38,8 @@
 #include <sys/types.h>
 
 #include "calibrate/calibrate.h"
+#include "lib/samples.h"
 #include "lib/stagger.h"
-#include "loadgen/loadgen.h"
 #include "model/model.h"
 #include "module/module.h"
 #include "tracker/tracker.h"
@@ -62,7 +63,7 @@ struct rel_job_stats {
 struct rel_dataset {
 	const char *name;		/* a name tandem.ko takes (dataset_name_make()) */
 	const char *dir;
-	const struct lg_dataset *files;	/* its files and size */
+	const struct sample_set *set;	/* its files and samples (lib/samples.h) */
 };
 
 /* One part plugged into the engine; every operation is optional. */
@@ -155,6 +156,13 @@ int rel_hook_add(struct rel_run *r, const struct rel_ops *ops, void *state);
 int rel_run(struct rel_run *r);
 bool rel_inst_ok(const struct rel_inst *in);
 const char *rel_state_name(enum rel_state s);
+/*
+ * A folder per instance (named for it) in the scratch mount mnt, made now
+ * as the caller (the mount is its owner's, mode 0700), and r->scratch set:
+ * the engine gives each instance its folder in TANDEM_SCRATCH. given: the
+ * scratch's name, for the error line. Errors printed.
+ */
+int rel_scratch_dirs(struct rel_run *r, const char *mnt, const char *given);
 
 /* ---- hooks ---- */
 
@@ -254,7 +262,7 @@ struct rel_order {
 	uint64_t opens;			/* dataset opens by the instances */
 	struct rel_seqs seqs;
 	/* inside */
-	const struct lg_dataset *ds;
+	const struct sample_set *ds;
 	int complete;			/* instances that opened every file */
 	struct file_index ids;		/* the dataset's files */
 	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
@@ -275,9 +283,9 @@ struct rel_learned {
 };
 
 /* Read a learned-order file for ds: -errno (-ENOENT: none, -EINVAL: not one). */
-int rel_order_load(const char *path, const struct lg_dataset *ds, struct rel_learned *l);
+int rel_order_load(const char *path, const struct sample_set *ds, struct rel_learned *l);
 /* Write s (paths of ds) to path, atomically (a temporary renamed). */
-int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_dataset *ds,
+int rel_order_save(const char *path, const struct rel_seqs *s, const struct sample_set *ds,
 		   bool stable, double displacement);
 /*
  * The prefetch order, each file once: with first (s, each instance's first
@@ -285,10 +293,10 @@ int rel_order_save(const char *path, const struct rel_seqs *s, const struct lg_d
  * first needed (model/model.h, mo_merge_by_need()); without them (NULL),
  * each instance's i-th file in turn.
  */
-int rel_order_merge(const struct rel_seqs *s, const struct lg_dataset *ds, const double *first,
+int rel_order_merge(const struct rel_seqs *s, const struct sample_set *ds, const double *first,
 		    const double *rate, struct file_list *fl);
 /* fl: the paths of the dataset's files files[0..n), in that order */
-int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds,
+int rel_order_paths(const uint32_t *files, size_t n, const struct sample_set *ds,
 		    struct file_list *fl);
 /*
  * Mean |position in a - position in b| (each as a fraction of its
@@ -298,9 +306,10 @@ int rel_order_paths(const uint32_t *files, size_t n, const struct lg_dataset *ds
 double rel_order_displacement(const struct rel_seqs *a, const struct rel_seqs *b,
 			      uint32_t nfiles, double *coverage);
 
-/* What `run` did with a learned order (run.c), for the report. */
+/* What `run` did with a learned order (learn.c), for the report. */
 struct rel_learn {
 	const char *file;		/* the learned-order file; NULL: not learning */
+	char path[PATH_MAX];		/* where file points */
 	bool is_default;		/* run's own file for these instances */
 	int load_err;			/* 0: it was read; -ENOENT: none yet */
 	struct rel_learned old;		/* what it held */
@@ -313,6 +322,36 @@ struct rel_learn {
 	bool saved;
 	const char *not_saved_why;
 };
+
+/* What the caller asks of the learned order (learn.c). */
+struct rel_learn_opts {
+	const char *file;		/* --learn-order FILE; NULL: run's own when it can */
+	bool off;			/* --no-learn-order */
+	bool module;			/* tandem.ko is loaded */
+	bool registers;			/* the run registers the dataset with it */
+	bool prefetch_given;		/* --prefetch-order: the learned order is not used */
+	const char *dataset_dir;	/* as given */
+	char ***cmds;			/* the instances' commands (the default file's key) */
+	int ncmds;
+};
+
+/*
+ * --prefetch-order FILE: its paths into order, each a file of ds (same
+ * inode: a binary search, so a million-file order is checked in one pass).
+ * Errors printed.
+ */
+int rel_prefetch_order_read(const char *path, const struct sample_set *ds,
+			    struct file_list *order);
+/* Before the plan: l's file, what it held, and whether the plan may use it. l zeroed. */
+void rel_learn_setup(struct rel_learn *l, const struct rel_learn_opts *o,
+		     const struct sample_set *ds);
+struct rel_plan;
+/* After the plan: the learned order's prefetch into order (l->used), or why not. */
+void rel_learn_plan(struct rel_learn *l, const struct rel_plan *plan,
+		    const struct sample_set *ds, struct file_list *order);
+/* After the run: its order against the learned one, and kept (r->ds.set). */
+void rel_learn_finish(struct rel_learn *l, const struct rel_run *r);
+void rel_learn_free(struct rel_learn *l);
 
 /* ---- plan: the release vector ---- */
 
@@ -358,6 +397,14 @@ struct rel_plan_opts {
 void rel_plan_opts_init(struct rel_plan_opts *o);
 /* Whether o's stagger can be planned (-EINVAL, what is wrong in err): before any work. */
 int rel_plan_opts_check(const struct rel_plan_opts *o, char *err, size_t errlen);
+/*
+ * What tandem.ko means for the plan (nl: NULL when the run does not use it):
+ * whether it will steer the dataset's pages to a CXL node (loaded with
+ * steering on and a CXL node), which decides the cache the model gets
+ * unless --steer; and its prefetch cap (prefetch_kbps), which the model's
+ * prefetch term gets.
+ */
+void rel_plan_opts_module(struct rel_plan_opts *o, struct tnl *nl);
 
 /* What the model said, when there was one. */
 struct rel_plan {
@@ -385,7 +432,7 @@ struct rel_plan {
 };
 
 /* Decide the release vector; with a model, predict M for it. -EINVAL printed. */
-int rel_plan_make(const struct rel_plan_opts *o, const struct lg_dataset *ds,
+int rel_plan_make(const struct rel_plan_opts *o, const struct sample_set *ds,
 		  struct rel_plan *p);
 void rel_plan_free(struct rel_plan *p);
 /* Set r's mode, deltas and instance names from the plan. */

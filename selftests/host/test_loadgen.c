@@ -35,7 +35,7 @@ static double mono(void)
 
 FIXTURE(ds) {
 	char dir[64];
-	struct lg_dataset ds;
+	struct sample_set ds;
 };
 
 FIXTURE_SETUP(ds)
@@ -47,15 +47,15 @@ FIXTURE_SETUP(ds)
 	snprintf(self->dir, sizeof(self->dir), "/tmp/tandem-lg-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 	ASSERT_EQ(0, lg_gen(self->dir, &g, &total));
-	ASSERT_EQ(0, lg_dataset_scan(self->dir, 0, &self->ds));
-	ASSERT_EQ(total, self->ds.bytes);
+	ASSERT_EQ(0, sample_set_scan(self->dir, 0, &self->ds));
+	ASSERT_EQ(total, self->ds.files.bytes);
 }
 
 FIXTURE_TEARDOWN(ds)
 {
 	char cmd[128];
 
-	lg_dataset_free(&self->ds);
+	sample_set_free(&self->ds);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
 	if (system(cmd))
 		TH_LOG("could not remove %s", self->dir);
@@ -68,7 +68,7 @@ TEST_F(ds, gen_writes_verifiable_files)
 	unsigned char *buf = malloc(256 * 1024);
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(NFILES, self->ds.nfiles);
+	ASSERT_EQ(NFILES, self->ds.files.n);
 	for (int i = 0; i < NFILES; i++) {
 		char path[128];
 		struct stat st;
@@ -93,12 +93,12 @@ TEST_F(ds, gen_writes_verifiable_files)
 		EXPECT_FALSE(lg_check(buf, 0, n, 3, i, n));
 		EXPECT_FALSE(lg_check(buf, 0, n, 4, i, n));	/* other seed */
 	}
-	EXPECT_EQ(sum, self->ds.bytes);
+	EXPECT_EQ(sum, self->ds.files.bytes);
 	free(buf);
 }
 
 /* Names of files opened in dir, in order, while loadgen runs. */
-static int opens_during_run(const char *dir, const struct lg_dataset *ds,
+static int opens_during_run(const char *dir, const struct sample_set *ds,
 			    const struct lg_opts *o, char (*names)[32], int max)
 {
 	char ev[64 * 1024] __attribute__((aligned(8)));
@@ -197,7 +197,7 @@ TEST_F(ds, first_needs_is_the_order_jobs_open)
 	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 1, 0, true, files, &n));
 	ASSERT_EQ(NFILES, n);
 	for (int i = 0; i < NFILES; i++)
-		EXPECT_STREQ(a[i], strrchr(self->ds.paths[files[i]], '/') + 1);
+		EXPECT_STREQ(a[i], strrchr(self->ds.files.paths[files[i]], '/') + 1);
 
 	for (int i = 0; i < NFILES; i++)
 		for (int j = 0; j < 2; j++) {
@@ -213,7 +213,7 @@ TEST_F(ds, first_needs_is_the_order_jobs_open)
 	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 2, 0, true, files, &n));
 	ASSERT_EQ(NFILES, n);
 	for (int i = 0; i < NFILES; i++)
-		EXPECT_STREQ(want[i], strrchr(self->ds.paths[files[i]], '/') + 1);
+		EXPECT_STREQ(want[i], strrchr(self->ds.files.paths[files[i]], '/') + 1);
 	/* two seeds do not give seed 5's order: the second job's files come early */
 	EXPECT_NE(0, memcmp(want, a, sizeof(a)));
 }
@@ -244,7 +244,7 @@ TEST_F(ds, learned_order_merge_save_load)
 	ASSERT_EQ(0, lg_first_needs(&self->ds, seeds, 2, 0, true, files, &n));
 	ASSERT_EQ(n, fl.n);
 	for (uint32_t i = 0; i < n; i++)
-		EXPECT_STREQ(self->ds.paths[files[i]], fl.paths[i]);
+		EXPECT_STREQ(self->ds.files.paths[files[i]], fl.paths[i]);
 	file_list_free(&fl);
 	/*
 	 * By need, the second job released long after the first has read
@@ -254,7 +254,7 @@ TEST_F(ds, learned_order_merge_save_load)
 				     &fl));
 	ASSERT_EQ(s.len[0], fl.n);
 	for (size_t i = 0; i < fl.n; i++)
-		EXPECT_STREQ(self->ds.paths[s.seq[0][i]], fl.paths[i]);
+		EXPECT_STREQ(self->ds.files.paths[s.seq[0][i]], fl.paths[i]);
 	file_list_free(&fl);
 
 	snprintf(path, sizeof(path), "%s.learned", self->dir);
@@ -267,7 +267,7 @@ TEST_F(ds, learned_order_merge_save_load)
 		ASSERT_EQ(s.len[j], l.seqs.len[j]);
 		EXPECT_EQ(0, memcmp(s.seq[j], l.seqs.seq[j], s.len[j] * sizeof(uint32_t)));
 	}
-	EXPECT_EQ(0, rel_order_displacement(&s, &l.seqs, self->ds.nfiles, &cov));
+	EXPECT_EQ(0, rel_order_displacement(&s, &l.seqs, self->ds.files.n, &cov));
 	EXPECT_EQ(1, cov);
 	rel_seqs_free(&l.seqs);
 
@@ -278,12 +278,12 @@ TEST_F(ds, learned_order_merge_save_load)
 		memcpy(t.seq[j], j ? files : s.seq[0], n * sizeof(uint32_t));
 		t.len[j] = t.cap[j] = n;
 	}
-	d = rel_order_displacement(&s, &t, self->ds.nfiles, &cov);
+	d = rel_order_displacement(&s, &t, self->ds.files.n, &cov);
 	EXPECT_GT(d, 0.05);
 	EXPECT_LT(d, 0.5);
 	EXPECT_EQ(1, cov);
 	t.n = 1;	/* another number of instances: not comparable */
-	EXPECT_TRUE(isnan(rel_order_displacement(&s, &t, self->ds.nfiles, &cov)));
+	EXPECT_TRUE(isnan(rel_order_displacement(&s, &t, self->ds.files.n, &cov)));
 	t.n = 2;
 
 	/* not a learned-order file: refused */
@@ -328,7 +328,7 @@ TEST_F(ds, compute_sleep_and_timeline)
 	EXPECT_LT(wall, 0.36 + 0.25);
 	EXPECT_LE(res.total, wall);
 	EXPECT_EQ(2, res.epochs);
-	EXPECT_EQ(2 * self->ds.bytes, res.bytes);
+	EXPECT_EQ(2 * self->ds.files.bytes, res.bytes);
 	lg_result_free(&res);
 	f = fopen(tl, "r");
 	ASSERT_NE(NULL, f);
@@ -373,24 +373,24 @@ TEST_F(ds, decode_uses_cpu)
 /* Large files read as records: every byte once per epoch, content intact. */
 TEST_F(ds, records_cover_the_files)
 {
-	struct lg_dataset rec;
+	struct sample_set rec;
 	struct lg_result res;
 	struct lg_opts o;
 	uint64_t want = 0;
 
-	ASSERT_EQ(0, lg_dataset_scan(self->dir, 10000, &rec));
-	for (uint32_t f = 0; f < rec.nfiles; f++)
-		want += (rec.sizes[f] + 9999) / 10000;
+	ASSERT_EQ(0, sample_set_scan(self->dir, 10000, &rec));
+	for (uint32_t f = 0; f < rec.files.n; f++)
+		want += (rec.files.sizes[f] + 9999) / 10000;
 	EXPECT_EQ(want, rec.nsamples);
 	lg_opts_default(&o);
 	o.threads = 3;
 	o.batch = 5;
 	o.verify = true;
 	ASSERT_EQ(0, lg_run(&rec, &o, &res));
-	EXPECT_EQ(self->ds.bytes, res.bytes);
+	EXPECT_EQ(self->ds.files.bytes, res.bytes);
 	EXPECT_EQ(0, res.verify_errors);
 	lg_result_free(&res);
-	lg_dataset_free(&rec);
+	sample_set_free(&rec);
 }
 
 /*

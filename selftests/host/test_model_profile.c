@@ -14,6 +14,7 @@
 #include "calibrate/calibrate.h"
 #include "lib/json.h"
 #include "lib/numa.h"
+#include "loadgen/loadgen.h"
 #include "model/model.h"
 #include "lib/units.h"
 
@@ -211,16 +212,16 @@ TEST(calibrate_cold_read_and_bandwidth)
 {
 	char dir[] = "/tmp/tandem-cal-XXXXXX", cmd[96];
 	struct lg_gen_opts g = { .files = 8, .size = 1 << 20, .seed = 1 };
-	struct lg_dataset ds;
+	struct sample_set ds;
 	struct cal_bw bw;
 	uint64_t total;
 	long pages;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	ASSERT_EQ(0, lg_gen(dir, &g, &total));
-	ASSERT_EQ(0, lg_dataset_scan(dir, 0, &ds));
+	ASSERT_EQ(0, sample_set_scan(dir, 0, &ds));
 	if (fincore_pages(dir) < 0) {
-		lg_dataset_free(&ds);
+		sample_set_free(&ds);
 		SKIP(return, "fincore (util-linux) not usable");
 	}
 	ASSERT_EQ(0, cal_make_cold(&ds, ds.nsamples, CAL_COLD_FADVISE, NULL));
@@ -233,7 +234,7 @@ TEST(calibrate_cold_read_and_bandwidth)
 	EXPECT_LT(bw.resident_before, 0.05);
 	/* what was read is now cached, as fincore sees it */
 	EXPECT_GE(fincore_pages(dir), (long)(bw.bytes / 4096) - 256);
-	lg_dataset_free(&ds);
+	sample_set_free(&ds);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	EXPECT_EQ(0, system(cmd));
 }

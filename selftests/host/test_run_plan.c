@@ -26,7 +26,7 @@
 FIXTURE(plan) {
 	char profile[64];
 	uint64_t sizes[NF];
-	struct lg_dataset ds;
+	struct sample_set ds;
 	uint32_t fwd[NF], back[NF];
 	struct rel_seqs seqs;
 	struct rel_plan_opts o;
@@ -55,9 +55,9 @@ FIXTURE_SETUP(plan)
 		self->fwd[f] = f;
 		self->back[f] = NF - 1 - f;
 	}
-	self->ds.nfiles = NF;
-	self->ds.sizes = self->sizes;
-	self->ds.bytes = NF << 20;
+	self->ds.files.n = NF;
+	self->ds.files.sizes = self->sizes;
+	self->ds.files.bytes = NF << 20;
 	self->seqs = (struct rel_seqs){ .n = 2, .seq = { self->fwd, self->back },
 					.len = { NF, NF } };
 	rel_plan_opts_init(&self->o);

@@ -80,7 +80,7 @@ static double job_cpu(const struct job *j, double t)
 }
 
 struct sim {
-	struct lg_dataset ds;
+	struct sample_set ds;
 	uint64_t size;
 	struct warm_run w;
 };
@@ -93,9 +93,9 @@ static void sim_run(struct sim *s, const struct job *j, double stop)
 
 	memset(s, 0, sizeof(*s));
 	s->size = j->E;
-	s->ds.nfiles = 1;
-	s->ds.sizes = &s->size;
-	s->ds.bytes = j->E;
+	s->ds.files.n = 1;
+	s->ds.files.sizes = &s->size;
+	s->ds.files.bytes = j->E;
 	*w = (struct warm_run){ .first = -1, .resumed = -1, .stall = -1, .stall2 = -1,
 				.resumed2 = -1, .ended = -1, .pause_t = -1, .ds = &s->ds };
 	w->cap = 4096;

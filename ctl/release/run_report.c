@@ -34,15 +34,15 @@ static void print_registration(const struct rel_report *rep)
 	const struct rel_module *m = rep->module;
 	const struct rel_tracker *t = rep->tracker;
 
-	const struct lg_dataset *ds = rep->run->ds.files;
+	const struct sample_set *ds = rep->run->ds.set;
 
 	out_str("dataset", NULL, rep->run->ds.dir);
 	out_str("dataset_name", "dataset %s", rep->run->ds.name);
-	out_u64("dataset_files", " (%llu files", ds ? ds->nfiles : 0);
-	out_double("dataset_bytes", NULL, ds ? ds->bytes : 0);
-	out_text(", %.1f MiB", ds ? ds->bytes / 1048576.0 : 0);
+	out_u64("dataset_files", " (%llu files", ds ? ds->files.n : 0);
+	out_double("dataset_bytes", NULL, ds ? ds->files.bytes : 0);
+	out_text(", %.1f MiB", ds ? ds->files.bytes / 1048576.0 : 0);
 	if (ds)
-		file_skips_print(&ds->skipped);
+		file_skips_print(&ds->files.skipped);
 	out_text("):");
 	if (m && m->registered) {
 		out_obj_open("module");
