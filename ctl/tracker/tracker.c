@@ -27,6 +27,13 @@
 
 #define PAGE_4K 4096ULL
 
+const char *tracker_dir(void)
+{
+	const char *d = getenv("TANDEM_TRACKER_DIR");
+
+	return d && *d ? d : TRACKER_DEFAULT_DIR;
+}
+
 uint64_t tracker_kdev(dev_t dev)
 {
 	/* MKDEV() of include/linux/kdev_t.h: 12-bit major over 20-bit minor */
