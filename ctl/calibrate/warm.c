@@ -435,6 +435,18 @@ free_w:
 	return err;
 }
 
+const char *cal_warm_err(int err)
+{
+	switch (err) {
+	case -ENOEXEC: return "command not found";
+	case -ETIMEDOUT: return "it read no file of the dataset within 120 s of its start "
+				"(does it read --dataset?)";
+	case -ENODATA: return "it read too little of the dataset to measure (ended or "
+			      "killed early?)";
+	default: return strerror(-err);
+	}
+}
+
 /*
  * All of them, polled in turn every WARM_POLL_S, until the first is done
  * (warm_done), has read its stop_bytes, has ended, or fails; 0 then.
