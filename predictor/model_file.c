@@ -482,3 +482,12 @@ int tp_model_load_builtin(const struct tp_graph *g, struct tp_model **out, const
 	return big ? load_builtin(tp_default224_model_start, tp_default224_model_end, *name, out)
 		   : load_builtin(tp_default_model_start, tp_default_model_end, *name, out);
 }
+
+int tp_model_choose(const char *path, const struct tp_graph *g, struct tp_model **out,
+		    const char **name)
+{
+	if (!path)
+		path = getenv("TANDEM_PREDICT_MODEL");
+	*name = path;
+	return path ? tp_model_load(path, out) : tp_model_load_builtin(g, out, name);
+}

@@ -57,7 +57,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		     struct cal_pred *out)
 {
 	char warn[CAL_PRED_WARN][TP_WARN_LEN];
-	const char *path = getenv("TANDEM_PREDICT_MODEL"), *name;
+	const char *name;
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
 	struct tp_prediction p;
@@ -74,8 +74,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 	err = tp_graph_load_onnx(graph, &g);
 	if (err)
 		return pred_err(out, err, "cannot import the graph");
-	name = path;
-	err = path ? tp_model_load(path, &m) : tp_model_load_builtin(g, &m, &name);
+	err = tp_model_choose(NULL, g, &m, &name);
 	snprintf(out->model, sizeof(out->model), "%s", name);
 	if (err) {
 		pred_err(out, err, "cannot load the predictor model");
