@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "calibrate/calibrate.h"
-#include "calibrate/warm.h"
+#include "calibrate/warm_run.h"
 #include "lib/files.h"
 #include "lib/log.h"
 #include "lib/procio.h"
