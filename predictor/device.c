@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "ghn.h"
 
 /*
  * Where the CPU's model name and clock are read: /proc/cpuinfo, or the file

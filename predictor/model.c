@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "ghn.h"
 
 static const char *const param_names[P_NUM] = {
 	"op_emb", "shape_emb", "msg_w1", "msg_b1", "msg_w2", "msg_b2",

@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "ghn.h"
 
 #define MAGIC "TNDMPRED"
 #define VERSION 4u

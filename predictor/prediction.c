@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "ghn.h"
 
 void tp_job_default(struct tp_job *job)
 {

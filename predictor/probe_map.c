@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model.h"
+#include "ghn.h"
 
 /* enum tp_probe_kind of each term, in tp_base_terms() order */
 static const int term_kind[TP_BASE_TERMS] = {

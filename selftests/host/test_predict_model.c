@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 #include "internal.h"
 #include "runs.h"
-#include "model.h"
+#include "ghn.h"
 
 /* A new empty file /tmp/tandem-predict-XXXXXX<suffix>, its name in path[n]. */
 static char *tmpname(char *path, size_t n, const char *suffix)
