@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "metrics/internal.h"
 #include "metrics/metrics.h"
 
 
