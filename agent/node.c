@@ -20,8 +20,6 @@
 #include "scratch/scratch.h"
 #include "node.h"
 
-#define TRK_PAGE 4096.0
-
 int agent_node_init(struct agent_node *n, const struct agent_node_opts *o)
 {
 	/* --tracker-pages is kept; without it the budget grows with the datasets */
@@ -291,7 +289,7 @@ int agent_node_job_read(struct agent_node *n, const struct node_ds *d, uint32_t 
 		return -ENOENT;
 	err = tracker_counts_get(&n->trk, job, d->trk_id, &c);
 	if (!err)
-		*bytes = (double)(c.first_access + c.own_hit + c.shared_hit) * TRK_PAGE;
+		*bytes = (double)(c.first_access + c.own_hit + c.shared_hit) * TANDEM_TRK_PAGE_SIZE;
 	return err;
 }
 
@@ -313,7 +311,7 @@ int agent_node_resident(struct agent_node *n, const struct node_ds *d, double *b
 		return err;
 	/* loads minus evictions of every job since the walk, on what it found */
 	delta = ((double)c.miss - (double)c.evict) - ((double)d->base.miss - (double)d->base.evict);
-	*bytes = d->resident0 + delta * TRK_PAGE;
+	*bytes = d->resident0 + delta * TANDEM_TRK_PAGE_SIZE;
 	if (*bytes < 0)
 		*bytes = 0;
 	if (*bytes > d->bytes)

@@ -378,6 +378,66 @@ static __always_inline void pending_flush(struct pending *p, __u32 job)
 	p->valid = 0;
 }
 
+/*
+ * The read goes on: the same request again (its pages are counted when it
+ * is over), or the next read of the file right after it (one range).
+ * True when p took it.
+ */
+static __always_inline bool read_continues(struct pending *p, struct address_space *mapping,
+					   __u64 ino, unsigned long index,
+					   unsigned long last_index)
+{
+	__s64 size;
+
+	if (!p || !p->valid || p->mapping != (__u64)mapping || p->ino != ino)
+		return false;
+	/* the same read continuing: its pages are counted when it is over */
+	if (p->req_last == last_index && index > p->cur && index <= p->last + 1) {
+		p->cur = index;
+		return true;
+	}
+	/* the next read of the file, right after it: one range */
+	if (index == p->last + 1 && p->last - p->first < MERGE_PAGES) {
+		size = mapping->host->i_size;
+		if (size > 0 && index <= (__u64)(size - 1) >> PAGE_SHIFT_4K) {
+			p->cur = index;
+			p->req_last = last_index;
+			p->last = (size - 1) >> PAGE_SHIFT_4K;
+			if (last_index < p->last)
+				p->last = last_index;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A new read of the file: the previous one is flushed, this one pending. */
+static __always_inline void read_begin(struct pending *p, __u32 job,
+				       struct address_space *mapping, __u64 ino,
+				       __u32 file_id, __u32 dataset, unsigned long index,
+				       unsigned long last_index)
+{
+	__s64 size;
+
+	/* a new read: the previous one is complete */
+	pending_flush(p, job);
+	p->mapping = (__u64)mapping;
+	p->ino = ino;
+	p->file_id = file_id;
+	p->dataset = dataset;
+	size = mapping->host->i_size;
+	if (size <= 0 || index > (__u64)(size - 1) >> PAGE_SHIFT_4K)
+		return;
+	p->first = index;
+	p->cur = index;
+	p->req_last = last_index;
+	p->last = (size - 1) >> PAGE_SHIFT_4K;
+	if (last_index < p->last)
+		p->last = last_index;
+	pending_begin(p, job);
+	p->valid = 1;
+}
+
 SEC("tp_btf/mm_filemap_get_pages")
 int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	     unsigned long last_index)
@@ -387,31 +447,13 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	struct tandem_trk_file *f;
 	struct pending *p;
 	__u32 job, file_id, dataset;
-	__s64 size;
 
 	if (!file_key_btf(mapping, &key))
 		return 0;
 	task = bpf_get_current_task_btf();
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
-	if (p && p->valid && p->mapping == (__u64)mapping && p->ino == key.ino) {
-		/* the same read continuing: its pages are counted when it is over */
-		if (p->req_last == last_index && index > p->cur && index <= p->last + 1) {
-			p->cur = index;
-			return 0;
-		}
-		/* the next read of the file, right after it: one range */
-		if (index == p->last + 1 && p->last - p->first < MERGE_PAGES) {
-			size = mapping->host->i_size;
-			if (size > 0 && index <= (__u64)(size - 1) >> PAGE_SHIFT_4K) {
-				p->cur = index;
-				p->req_last = last_index;
-				p->last = (size - 1) >> PAGE_SHIFT_4K;
-				if (last_index < p->last)
-					p->last = last_index;
-				return 0;
-			}
-		}
-	}
+	if (read_continues(p, mapping, key.ino, index, last_index))
+		return 0;
 	job = current_job();
 	if (!job)
 		return 0;
@@ -433,23 +475,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 			return 0;
 		}
 	}
-	/* a new read: the previous one is complete */
-	pending_flush(p, job);
-	p->mapping = (__u64)mapping;
-	p->ino = key.ino;
-	p->file_id = file_id;
-	p->dataset = dataset;
-	size = mapping->host->i_size;
-	if (size <= 0 || index > (__u64)(size - 1) >> PAGE_SHIFT_4K)
-		return 0;
-	p->first = index;
-	p->cur = index;
-	p->req_last = last_index;
-	p->last = (size - 1) >> PAGE_SHIFT_4K;
-	if (last_index < p->last)
-		p->last = last_index;
-	pending_begin(p, job);
-	p->valid = 1;
+	read_begin(p, job, mapping, key.ino, file_id, dataset, index, last_index);
 	return 0;
 }
 
@@ -470,37 +496,22 @@ struct {
 	__type(value, struct folio_copy);
 } folio_copy SEC(".maps");
 
-static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
-					 struct folio_batch *fbatch)
+/*
+ * The pages [*lo, *hi] of the batch within the read [first, last], and
+ * *hint, the first folio's index (its extent, if it has one, starts
+ * there); false when there are none.
+ */
+static __always_inline bool batch_range(struct folio_batch *fbatch, __u64 first, __u64 last,
+					__u64 *lo, __u64 *hi, __u64 *hint)
 {
-	struct address_space *mapping;
-	struct tandem_trk_file *f;
 	struct folio *head, *tail;
 	struct folio_copy *fc;
-	__u64 pos, count, first, last, lo, hi, hint;
-	struct tandem_trk_file_key key = {};
-	struct pending *p;
 	unsigned int nr, size;
-	__u32 job, zero = 0;
+	__u32 zero = 0;
 
-	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
-	if (!file_key(mapping, &key))
-		return;
-	job = current_job();
-	if (!job)
-		return;
-	f = bpf_map_lookup_elem(&files, &key);
-	if (!f)
-		return;
 	nr = BPF_CORE_READ(fbatch, nr);
 	if (!nr)
-		return;
-	pos = BPF_CORE_READ(iocb, ki_pos);
-	count = tandem_get_pages_count(arg);
-	if (!count)
-		return;
-	first = pos >> PAGE_SHIFT_4K;
-	last = (pos + count - 1) >> PAGE_SHIFT_4K;
+		return false;
 	/*
 	 * The batch is contiguous: first folio's start to last folio's end.
 	 * Copied (folio_copy) so that indexing needs no arithmetic on a
@@ -508,26 +519,32 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	 */
 	fc = bpf_map_lookup_elem(&folio_copy, &zero);
 	if (!fc)
-		return;
+		return false;
 	size = bpf_core_field_size(fbatch->folios);
 	if (size > sizeof(fc->folios))
 		size = sizeof(fc->folios);
 	if (nr > size / sizeof(fc->folios[0]))
-		return;
+		return false;
 	if (bpf_probe_read_kernel(fc->folios, size, &fbatch->folios))
-		return;
+		return false;
 	head = fc->folios[0];
 	tail = fc->folios[(nr - 1) & 31];
-	lo = BPF_CORE_READ(head, index);
-	hi = BPF_CORE_READ(tail, index) + tandem_folio_nr_pages(tail) - 1;
-	/* the first folio's extent, if it has one, starts at its index */
-	hint = lo;
-	if (lo < first)
-		lo = first;
-	if (hi > last)
-		hi = last;
-	if (hi < lo)
-		return;
+	*lo = BPF_CORE_READ(head, index);
+	*hi = BPF_CORE_READ(tail, index) + tandem_folio_nr_pages(tail) - 1;
+	*hint = *lo;
+	if (*lo < first)
+		*lo = first;
+	if (*hi > last)
+		*hi = last;
+	return *hi >= *lo;
+}
+
+/* The batch's pages [lo, hi] of f, read by job: pending, one range with the one before. */
+static __always_inline void batch_pending(const struct tandem_trk_file *f, __u32 job,
+					  __u64 lo, __u64 hi, __u64 hint)
+{
+	struct pending *p;
+
 	p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
@@ -549,6 +566,34 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	p->hint = hint;
 	pending_begin(p, job);
 	p->valid = 1;
+}
+
+static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
+					 struct folio_batch *fbatch)
+{
+	struct tandem_trk_file_key key = {};
+	struct address_space *mapping;
+	struct tandem_trk_file *f;
+	__u64 pos, count, lo, hi, hint;
+	__u32 job;
+
+	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
+	if (!file_key(mapping, &key))
+		return;
+	job = current_job();
+	if (!job)
+		return;
+	f = bpf_map_lookup_elem(&files, &key);
+	if (!f)
+		return;
+	pos = BPF_CORE_READ(iocb, ki_pos);
+	count = tandem_get_pages_count(arg);
+	if (!count)
+		return;
+	if (!batch_range(fbatch, pos >> PAGE_SHIFT_4K, (pos + count - 1) >> PAGE_SHIFT_4K,
+			 &lo, &hi, &hint))
+		return;
+	batch_pending(f, job, lo, hi, hint);
 }
 
 SEC("fexit/filemap_get_pages")

@@ -6,7 +6,8 @@
  * one tandemctl process can load the tracker, another register a job and a
  * third read the counters.
  *
- * Units: pages are PAGE_SIZE (4 KiB) units, whatever the folio size.
+ * Units: pages are PAGE_SIZE (4 KiB) units, whatever the folio size:
+ * TANDEM_TRK_PAGE_SIZE bytes each, the one definition userspace uses.
  */
 #ifndef TANDEM_BPF_TRACKER_H
 #define TANDEM_BPF_TRACKER_H
@@ -15,6 +16,8 @@
 #include <linux/types.h>
 #endif
 
+/* bytes of one page of the counts (u64: a page count times it never wraps) */
+#define TANDEM_TRK_PAGE_SIZE	4096ULL
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
 #define TANDEM_TRK_VERSION	5

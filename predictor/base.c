@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "runs.h"
-#include "model.h"
+#include "ghn.h"
 
 void tp_base_terms(const struct tp_graph *g, double batch, double *x)
 {

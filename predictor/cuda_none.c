@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The CUDA backend when the library is built without nvcc. */
-#include "model.h"
+#include "ghn.h"
 
 int tp_cuda_probe(void)
 {

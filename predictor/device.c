@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Device features of the CPU or of the first GPU. */
+/* Device features of the CPU or of the first GPU, and whether a GPU is usable. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "ghn.h"
 
 /*
  * Where the CPU's model name and clock are read: /proc/cpuinfo, or the file
@@ -65,4 +65,18 @@ int tp_device_query(enum tp_backend b, struct tp_device *dev)
 		return tp_cuda_device(dev);
 	}
 	return cpu_device(dev);
+}
+
+const char *tp_backend_name(enum tp_backend b)
+{
+	return b == TP_BACKEND_CUDA ? "cuda" : b == TP_BACKEND_CPU ? "cpu" : "auto";
+}
+
+bool tp_cuda_available(void)
+{
+	static int probed = -1;
+
+	if (probed < 0)
+		probed = tp_cuda_probe() > 0;
+	return probed;
 }

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "runs.h"
-#include "model.h"
+#include "ghn.h"
 
 static double now(void)
 {

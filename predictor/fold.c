@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "import.h"
+#include "import_ctx.h"
 
 static bool is_op(const struct sctx *c, const char *op)
 {

@@ -26,24 +26,6 @@
 
 #define REP_MAX 256	/* GHN nodes one contracted tensor may stand for */
 
-int tp_grow(void **p, int *cap, int n, size_t size)
-{
-	void *q;
-	int ncap;
-
-	if (n < *cap)
-		return 0;
-	if (*cap >= (1 << 26))
-		return tp_fail(-E2BIG, "ONNX graph too large");
-	ncap = *cap ? *cap * 2 : 256;
-	q = realloc(*p, (size_t)ncap * size);
-	if (!q)
-		return tp_fail(-ENOMEM, "out of memory importing ONNX");
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
 #define grow tp_grow
 
 static uint32_t hash_str(struct pb_str s)
@@ -99,20 +81,6 @@ static void set_shape(struct tinfo *t, const struct onnx_value *v)
 }
 
 #define elems tp_tensor_elems
-
-double tp_tensor_elems(const struct tinfo *t)
-{
-	double e = 1;
-
-	if (t->rank < 0)
-		return -1;
-	for (int i = 0; i < t->rank; i++) {
-		if (t->dims[i] < 0)
-			return -1;
-		e *= (double)t->dims[i];
-	}
-	return e;
-}
 
 static int add_node(struct builder *b, int prim, const int32_t shape[4], int32_t *id)
 {

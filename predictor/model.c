@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Model: parameter arena, initialisation, regressor, features, backend
- * choice and prediction.
+ * choice and the graph embedding (the prediction itself: prediction.c).
  *
  * Regressor: out = w3 . relu(W2 relu(W1 x + b1) + b2) + b3, the predicted
  * log seconds of one training iteration of one worker, with
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "ghn.h"
 
 static const char *const param_names[P_NUM] = {
 	"op_emb", "shape_emb", "msg_w1", "msg_b1", "msg_w2", "msg_b2",
@@ -195,6 +195,20 @@ size_t tp_model_num_params(const struct tp_model *m)
 	return m->nparams;
 }
 
+const struct tp_probe *tp_model_probe(const struct tp_model *m)
+{
+	return m->has_probe ? &m->probe : NULL;
+}
+
+void tp_model_set_probe(struct tp_model *m, const struct tp_probe *p)
+{
+	m->has_probe = p != NULL;
+	if (p)
+		m->probe = *p;
+	else
+		memset(&m->probe, 0, sizeof(m->probe));
+}
+
 /* ---- regressor ---- */
 
 float tp_reg_forward(const struct tp_model *m, struct tp_reg_acts *a)
@@ -279,21 +293,7 @@ double tp_log_time(const struct tp_model *m, const float *gvec, const struct tp_
 	return tp_base_log(m, g, batch) + ra->out;
 }
 
-/* ---- backends and prediction ---- */
-
-const char *tp_backend_name(enum tp_backend b)
-{
-	return b == TP_BACKEND_CUDA ? "cuda" : b == TP_BACKEND_CPU ? "cpu" : "auto";
-}
-
-bool tp_cuda_available(void)
-{
-	static int probed = -1;
-
-	if (probed < 0)
-		probed = tp_cuda_probe() > 0;
-	return probed;
-}
+/* ---- backend and embedding ---- */
 
 int tp_model_set_backend(struct tp_model *m, enum tp_backend b)
 {
@@ -327,72 +327,4 @@ int tp_embed(struct tp_model *m, const struct tp_graph *g, float *out)
 	memcpy(out, a.gvec, m->cfg.hid * sizeof(float));
 	tp_acts_free(&a);
 	return 0;
-}
-
-void tp_job_default(struct tp_job *job)
-{
-	memset(job, 0, sizeof(*job));
-	job->batch = 32;
-	job->gpus = 1;
-	job->nodes = 1;
-	job->bw_intra = 50e9;	/* NVLink-class peer links */
-	job->bw_inter = 12.5e9;	/* 100 Gb/s per node */
-	job->lat_intra = 5e-6;
-	job->lat_inter = 20e-6;
-}
-
-double tp_allreduce_seconds(double bytes, const struct tp_job *job)
-{
-	double p = (double)job->gpus * job->nodes;
-	double bw = job->nodes > 1 ? job->bw_inter : job->bw_intra;
-	double lat = job->nodes > 1 ? job->lat_inter : job->lat_intra;
-
-	if (p <= 1 || bw <= 0)
-		return 0;
-	return 2.0 * (p - 1) / p * bytes / bw + 2.0 * (p - 1) * lat;
-}
-
-static int check_job(const struct tp_job *job)
-{
-	if (!(job->batch >= 1 && job->batch <= 1e7))
-		return tp_fail(-EINVAL, "batch size %g out of range 1..1e7", job->batch);
-	if (job->gpus < 1 || job->nodes < 1 || job->gpus > 65536 || job->nodes > 65536)
-		return tp_fail(-EINVAL, "need 1..65536 GPUs per node and nodes");
-	return 0;
-}
-
-int tp_predict(struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
-	       struct tp_prediction *out)
-{
-	struct tp_reg_acts *ra;
-	double raw[TP_MAX_FEATS], logt;
-	float gvec[256];
-	int err;
-
-	tp_clear_error();
-	err = check_job(job);
-	if (!err && tp_model_regresses(m))
-		err = tp_embed(m, g, gvec);
-	if (err)
-		return err;
-	ra = calloc(1, sizeof(*ra));
-	if (!ra)
-		return tp_fail(-ENOMEM, "out of memory");
-	if (m->backend == TP_BACKEND_CUDA && tp_model_regresses(m)) {
-		tp_raw_features(m, g, job->batch, job->gpus, job->nodes, job->dev, raw);
-		tp_reg_input(m, gvec, raw, ra->x);
-		ra->out = tp_cuda_regress(m, ra->x, &err);
-		logt = tp_base_log(m, g, job->batch) + ra->out;
-	} else {
-		logt = tp_log_time(m, gvec, g, job->batch, job->gpus, job->nodes, job->dev, ra);
-	}
-	if (!err) {
-		out->compute_s = exp(logt);
-		out->grad_bytes = 4.0 * g->stats.params;
-		out->allreduce_s = tp_allreduce_seconds(out->grad_bytes, job);
-		tp_probe_map(m, g, job, out);
-		out->total_s = out->compute_s + out->allreduce_s;
-	}
-	free(ra);
-	return err;
 }

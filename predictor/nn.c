@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "ghn.h"
 
 /*
  * The two hot loops of training. Eight partial sums make the dot product

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "runs.h"
-#include "model.h"
+#include "ghn.h"
 
 /* One warning line (cut at TP_WARN_LEN); counts past max too. */
 static __attribute__((format(printf, 4, 5)))

@@ -81,7 +81,7 @@ $(PRED_ASAN_LIB): $(PRED_ASANOBJS) $(PRED_ASAN_CUDA_OBJ)
 	ar rcs $@ $^
 
 # libFuzzer needs clang; the reader and importer are compiled into it directly
-PRED_FUZZ_SRCS := predictor/fuzz/fuzz_onnx.c predictor/onnx.c predictor/import.c \
+PRED_FUZZ_SRCS := predictor/fuzz/fuzz_onnx.c predictor/onnx.c predictor/import.c predictor/import_ctx.c \
 		  predictor/shape.c predictor/fold.c \
 		  predictor/graph.c predictor/util.c
 $(PRED_FUZZ): $(PRED_FUZZ_SRCS) $(PRED_HDRS)

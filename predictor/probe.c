@@ -21,7 +21,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -296,6 +298,23 @@ static void measure(int kind, struct probe_bufs *pb, struct tp_probe *p, double 
 	qsort(t, n, sizeof(t[0]), cmp_double);
 	p->rate[kind] = units / t[0] / scale;
 	p->spread[kind] = t[n / 2] / t[0] - 1.0;
+}
+
+/*
+ * The host's key: the CPU's model name as the device query reads it
+ * ($TANDEM_CPUINFO, else /proc/cpuinfo; "cpu" where neither says) and the
+ * online CPUs.
+ */
+void tp_probe_host_key(char cpu[96], uint32_t *ncpu)
+{
+	struct tp_device dev;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	snprintf(cpu, 96, "cpu");
+	if (!tp_device_query(TP_BACKEND_CPU, &dev))
+		snprintf(cpu, 96, "%.95s", dev.name);
+	tp_clear_error();
+	*ncpu = n > 0 ? (uint32_t)n : 1;
 }
 
 int tp_probe_run(struct tp_probe *p)

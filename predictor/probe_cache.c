@@ -39,23 +39,6 @@ const char *tp_probe_kind_unit(int kind)
 	return kind >= 0 && kind < TP_PROBE_KINDS ? kind_units[kind] : "?";
 }
 
-/*
- * The host's key: the CPU's model name as the device query reads it
- * ($TANDEM_CPUINFO, else /proc/cpuinfo; "cpu" where neither says) and the
- * online CPUs.
- */
-void tp_probe_host_key(char cpu[96], uint32_t *ncpu)
-{
-	struct tp_device dev;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	snprintf(cpu, 96, "cpu");
-	if (!tp_device_query(TP_BACKEND_CPU, &dev))
-		snprintf(cpu, 96, "%.95s", dev.name);
-	tp_clear_error();
-	*ncpu = n > 0 ? (uint32_t)n : 1;
-}
-
 int tp_probe_save(const struct tp_probe *p, const char *path)
 {
 	char tmp[4200];

@@ -25,7 +25,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model.h"
+#include "ghn.h"
 
 /* enum tp_probe_kind of each term, in tp_base_terms() order */
 static const int term_kind[TP_BASE_TERMS] = {
@@ -40,20 +40,6 @@ static const int term_kind[TP_BASE_TERMS] = {
 	[5 + TP_FLOP_CLASSES] = TP_PROBE_OP,
 };
 _Static_assert(TP_BASE_TERMS == 6 + TP_FLOP_CLASSES, "a kind for every baseline term");
-
-const struct tp_probe *tp_model_probe(const struct tp_model *m)
-{
-	return m->has_probe ? &m->probe : NULL;
-}
-
-void tp_model_set_probe(struct tp_model *m, const struct tp_probe *p)
-{
-	m->has_probe = p != NULL;
-	if (p)
-		m->probe = *p;
-	else
-		memset(&m->probe, 0, sizeof(m->probe));
-}
 
 static bool any_weight(const double *w)
 {
@@ -94,27 +80,4 @@ void tp_probe_map(const struct tp_model *m, const struct tp_graph *g, const stru
 	out->probe_mapped = true;
 	out->probe_ratio = num / den;
 	out->compute_s *= out->probe_ratio;
-}
-
-/*
- * The built-in models' training hosts were never probed. This is a probe of
- * a host that reports the same CPU ("AMD EPYC", 2 vCPUs): the median of
- * five `tandemctl predict probe --rerun` on 2026-12-06
- * (bench/predictor/records/probe-2026-12-06/). The same string has run the same
- * networks 1.1-2.7x apart (Documentation/predictor.md, "Device probe").
- */
-static const struct tp_probe builtin_ref = {
-	.version = TP_PROBE_VERSION,
-	.cpu = "AMD EPYC",
-	.ncpu = 2,
-	.when = 1796554448,
-	.seconds = 6.351,
-	.rate = { 30.3539, 26.7989, 37.3989, 10.1988, 1.57768 },
-	.spread = { 0.0346, 0.0795, 0.1031, 0.0471, 0.3465 },	/* run3's */
-};
-
-void tp_probe_builtin_ref(struct tp_model *m)
-{
-	if (!m->has_probe)
-		tp_model_set_probe(m, &builtin_ref);
 }

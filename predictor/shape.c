@@ -17,99 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "import.h"
-
-/* ---- helpers ---- */
-
-const struct tinfo *sc_in(const struct sctx *c, int i)
-{
-	return i >= 0 && i < c->nin && c->in[i] >= 0 ? &c->b->t[c->in[i]] : NULL;
-}
-
-struct tinfo *sc_out(const struct sctx *c, int k)
-{
-	return k >= 0 && k < c->nout && c->out[k] >= 0 ? &c->b->t[c->out[k]] : NULL;
-}
-
-int64_t sc_attr_i(const struct sctx *c, const char *name, int64_t def)
-{
-	const struct onnx_attr *a = onnx_attr_find(c->b->m, c->nd, name);
-
-	return a ? a->i : def;
-}
-
-int sc_attr_ints(const struct sctx *c, const char *name, int64_t *v, int max)
-{
-	const struct onnx_attr *a = onnx_attr_find(c->b->m, c->nd, name);
-	int n;
-
-	if (!a || a->nints_all > a->nints || a->nints > max)
-		return -1;	/* absent, or longer than kept */
-	n = a->nints;
-	memcpy(v, a->ints, n * sizeof(*v));
-	return n;
-}
-
-bool sc_known(const struct tinfo *t)
-{
-	if (!t || t->rank < 0)
-		return false;
-	for (int i = 0; i < t->rank; i++)
-		if (t->dims[i] < 0)
-			return false;
-	return true;
-}
-
-const double *sc_vals(const struct builder *b, const struct tinfo *t)
-{
-	return t && t->nval >= 0 ? b->cv + t->val0 : NULL;
-}
-
-int sc_set_vals(struct builder *b, struct tinfo *t, const double *v, int n)
-{
-	int cap = (int)b->cap_cv, err;
-
-	while (b->ncv + n > (uint32_t)cap) {
-		err = tp_grow((void **)&b->cv, &cap, cap, sizeof(*b->cv));
-		if (err)
-			return err;
-	}
-	b->cap_cv = (uint32_t)cap;
-	memcpy(b->cv + b->ncv, v, n * sizeof(*v));
-	t->val0 = b->ncv;
-	t->nval = n;
-	b->ncv += n;
-	return 0;
-}
-
-/* A value as a dimension-sized integer (saturated: INT64_MAX ends of Slice). */
-static int64_t to_i64(double x)
-{
-	if (!(x > -4e18))
-		return x != x ? 0 : -(int64_t)4e18;
-	return x < 4e18 ? (int64_t)x : (int64_t)4e18;
-}
-
-int sc_in_ints(const struct sctx *c, int i, int64_t *v, int max)
-{
-	const struct tinfo *t = sc_in(c, i);
-	const double *x = sc_vals(c->b, t);
-
-	if (!x || t->nval > max)
-		return -1;
-	for (int k = 0; k < t->nval; k++)
-		v[k] = to_i64(x[k]);
-	return t->nval;
-}
+#include "import_ctx.h"
 
 static bool is_op(const struct sctx *c, const char *op)
 {
 	return pb_str_eq(c->nd->op_type, op);
-}
-
-static int opset(const struct sctx *c)
-{
-	return c->b->m->opset ? (int)c->b->m->opset : 17;
 }
 
 static void set_out(const struct sctx *c, int k, int rank, const int64_t *dims, int32_t dtype)
@@ -123,14 +35,6 @@ static void set_out(const struct sctx *c, int k, int rank, const int64_t *dims, 
 		t->dims[i] = dims[i] >= 0 ? dims[i] : -1;
 	if (dtype)
 		t->dtype = dtype;
-}
-
-/* axis in [-rank, rank) -> [0, rank), -1 when out of range */
-static int norm_axis(int64_t a, int rank)
-{
-	if (a < 0)
-		a += rank;
-	return a >= 0 && a < rank ? (int)a : -1;
 }
 
 static int64_t dim_mul(int64_t a, int64_t b)
@@ -237,7 +141,7 @@ static void infer_norm(struct sctx *c)
 	set_out(c, 0, x->rank, x->dims, x->dtype);
 	memcpy(d, x->dims, sizeof(d));
 	if (is_op(c, "LayerNormalization")) {
-		int axis = norm_axis(sc_attr_i(c, "axis", -1), x->rank);
+		int axis = sc_norm_axis(sc_attr_i(c, "axis", -1), x->rank);
 
 		for (int i = axis < 0 ? x->rank : axis; i < x->rank; i++)
 			d[i] = 1;
@@ -443,7 +347,7 @@ static void infer_transpose(struct sctx *c)
 	if (n != x->rank)
 		return;
 	for (int i = 0; i < n; i++) {
-		int p = norm_axis(perm[i], n);
+		int p = sc_norm_axis(perm[i], n);
 
 		if (p < 0)
 			return;
@@ -455,9 +359,9 @@ static void infer_transpose(struct sctx *c)
 /* axes of Squeeze/Unsqueeze/Reduce*: an input from opset `from`, else the attribute */
 static int axes_of(const struct sctx *c, int from, int input, int64_t *axes)
 {
-	if (opset(c) >= from && c->nin > input && c->in[input] >= 0)
+	if (sc_opset(c) >= from && c->nin > input && c->in[input] >= 0)
 		return sc_in_ints(c, input, axes, ONNX_MAX_RANK);
-	if (opset(c) >= from)
+	if (sc_opset(c) >= from)
 		return -2;	/* no axes given */
 	return sc_attr_ints(c, "axes", axes, ONNX_MAX_RANK) < 0 ? -2 :
 		sc_attr_ints(c, "axes", axes, ONNX_MAX_RANK);
@@ -478,7 +382,7 @@ static void infer_squeeze(struct sctx *c)
 		drop[i] = n == -2 && x->dims[i] == 1;
 	}
 	for (int k = 0; k < n; k++) {
-		int a = norm_axis(axes[k], x->rank);
+		int a = sc_norm_axis(axes[k], x->rank);
 
 		if (a < 0)
 			return;
@@ -501,7 +405,7 @@ static void infer_unsqueeze(struct sctx *c)
 		return;
 	r = x->rank + n;
 	for (int k = 0; k < n; k++) {
-		int a = norm_axis(axes[k], r);
+		int a = sc_norm_axis(axes[k], r);
 
 		if (a < 0 || one[a])
 			return;
@@ -518,7 +422,7 @@ static void infer_concat(struct sctx *c)
 	int64_t d[ONNX_MAX_RANK];
 	int axis;
 
-	if (!x || x->rank < 0 || (axis = norm_axis(sc_attr_i(c, "axis", 0), x->rank)) < 0)
+	if (!x || x->rank < 0 || (axis = sc_norm_axis(sc_attr_i(c, "axis", 0), x->rank)) < 0)
 		return;
 	memcpy(d, x->dims, sizeof(d));
 	d[axis] = 0;
@@ -541,12 +445,12 @@ static void infer_split(struct sctx *c)
 	int64_t d[ONNX_MAX_RANK], split[ONNX_MAX_VALS];
 	int axis, n;
 
-	if (!x || x->rank < 0 || (axis = norm_axis(sc_attr_i(c, "axis", 0), x->rank)) < 0)
+	if (!x || x->rank < 0 || (axis = sc_norm_axis(sc_attr_i(c, "axis", 0), x->rank)) < 0)
 		return;
-	n = opset(c) >= 13 ? (c->nin > 1 && c->in[1] >= 0 ?
+	n = sc_opset(c) >= 13 ? (c->nin > 1 && c->in[1] >= 0 ?
 			      sc_in_ints(c, 1, split, ONNX_MAX_VALS) : -2) :
 		sc_attr_ints(c, "split", split, ONNX_MAX_INTS);
-	if (n == -1 && opset(c) >= 13)
+	if (n == -1 && sc_opset(c) >= 13)
 		return;
 	memcpy(d, x->dims, sizeof(d));
 	for (int k = 0; k < c->nout; k++) {
@@ -581,43 +485,6 @@ static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step)
 	return start > end ? (start - end - step - 1) / -step : 0;
 }
 
-/* starts, ends, axes, steps of a Slice (inputs from opset 10, else attributes) */
-int tp_slice_args(const struct sctx *c, int rank, int64_t *st, int64_t *en, int64_t *ax,
-		  int64_t *sp)
-{
-	int n, m;
-
-	if (opset(c) >= 10) {
-		n = sc_in_ints(c, 1, st, ONNX_MAX_RANK);
-		m = sc_in_ints(c, 2, en, ONNX_MAX_RANK);
-		if (n < 0 || m != n)
-			return -1;
-		if (c->nin > 3 && c->in[3] >= 0 && sc_in_ints(c, 3, ax, ONNX_MAX_RANK) != n)
-			return -1;
-		if (!(c->nin > 3 && c->in[3] >= 0))
-			for (int i = 0; i < n; i++)
-				ax[i] = i;
-		if (c->nin > 4 && c->in[4] >= 0 && sc_in_ints(c, 4, sp, ONNX_MAX_RANK) != n)
-			return -1;
-		if (!(c->nin > 4 && c->in[4] >= 0))
-			for (int i = 0; i < n; i++)
-				sp[i] = 1;
-	} else {
-		n = sc_attr_ints(c, "starts", st, ONNX_MAX_RANK);
-		if (n < 0 || sc_attr_ints(c, "ends", en, ONNX_MAX_RANK) != n)
-			return -1;
-		if (sc_attr_ints(c, "axes", ax, ONNX_MAX_RANK) != n)
-			for (int i = 0; i < n; i++)
-				ax[i] = i;
-		for (int i = 0; i < n; i++)
-			sp[i] = 1;
-	}
-	for (int i = 0; i < n; i++)
-		if ((ax[i] = norm_axis(ax[i], rank)) < 0)
-			return -1;
-	return n;
-}
-
 static void infer_slice(struct sctx *c)
 {
 	const struct tinfo *x = sc_in(c, 0);
@@ -648,7 +515,7 @@ static void infer_gather(struct sctx *c)
 		set_out(c, 0, idx->rank, idx->dims, x->dtype);
 		return;
 	}
-	if ((axis = norm_axis(sc_attr_i(c, "axis", 0), x->rank)) < 0)
+	if ((axis = sc_norm_axis(sc_attr_i(c, "axis", 0), x->rank)) < 0)
 		return;
 	for (int i = 0; i < axis; i++)
 		d[r++] = x->dims[i];
@@ -697,9 +564,9 @@ static void infer_pad(struct sctx *c)
 
 	if (!x || x->rank < 0)
 		return;
-	n = opset(c) >= 11 ? sc_in_ints(c, 1, p, 2 * ONNX_MAX_RANK) :
+	n = sc_opset(c) >= 11 ? sc_in_ints(c, 1, p, 2 * ONNX_MAX_RANK) :
 		sc_attr_ints(c, "pads", p, 2 * ONNX_MAX_RANK);
-	if (n != 2 * x->rank || (opset(c) >= 18 && c->nin > 3 && c->in[3] >= 0))
+	if (n != 2 * x->rank || (sc_opset(c) >= 18 && c->nin > 3 && c->in[3] >= 0))
 		return;	/* (axes of opset 18 not followed) */
 	for (int i = 0; i < x->rank; i++)
 		d[i] = x->dims[i] < 0 ? -1 : x->dims[i] + p[i] + p[i + x->rank];
@@ -716,18 +583,18 @@ static void infer_resize(struct sctx *c)
 
 	if (!x || x->rank < 0)
 		return;
-	sc = sc_in(c, is_op(c, "Resize") && opset(c) >= 11 ? 2 : 1);
-	sz = is_op(c, "Resize") && opset(c) >= 11 ? sc_in(c, 3) : NULL;
+	sc = sc_in(c, is_op(c, "Resize") && sc_opset(c) >= 11 ? 2 : 1);
+	sz = is_op(c, "Resize") && sc_opset(c) >= 11 ? sc_in(c, 3) : NULL;
 	if (sz && sz->nval == x->rank && (v = sc_vals(c->b, sz))) {
 		for (int i = 0; i < x->rank; i++)
-			d[i] = to_i64(v[i]);
+			d[i] = sc_to_i64(v[i]);
 	} else if (sc && sc->nval == x->rank && (v = sc_vals(c->b, sc))) {
 		for (int i = 0; i < x->rank; i++)
-			d[i] = x->dims[i] < 0 ? -1 : to_i64(floor((double)x->dims[i] * v[i]));
+			d[i] = x->dims[i] < 0 ? -1 : sc_to_i64(floor((double)x->dims[i] * v[i]));
 	} else if (as && as->nfloats == x->rank && as->nfloats_all == x->rank) {	/* Upsample-7 */
 		for (int i = 0; i < x->rank; i++)
 			d[i] = x->dims[i] < 0 ? -1 :
-				to_i64(floor((double)x->dims[i] * as->floats[i]));
+				sc_to_i64(floor((double)x->dims[i] * as->floats[i]));
 	} else {
 		return;
 	}
@@ -750,19 +617,6 @@ static void infer_depth_space(struct sctx *c)
 }
 
 /* ---- shape ops, constants, reductions ---- */
-
-/* [start, end) of Shape (opset 15 attributes) */
-void tp_shape_range(const struct sctx *c, int rank, int *lo, int *hi)
-{
-	int64_t s = sc_attr_i(c, "start", 0), e = sc_attr_i(c, "end", rank);
-
-	s = s < 0 ? s + rank : s;
-	e = e < 0 ? e + rank : e;
-	*lo = (int)(s < 0 ? 0 : s > rank ? rank : s);
-	*hi = (int)(e < 0 ? 0 : e > rank ? rank : e);
-	if (*hi < *lo)
-		*hi = *lo;
-}
 
 static void infer_shape(struct sctx *c)
 {
@@ -824,7 +678,7 @@ static void infer_range(struct sctx *c)
 	if (s && l && dl && *dl != 0) {
 		double k = ceil((*l - *s) / *dl);
 
-		n = k > 0 ? to_i64(k) : 0;
+		n = k > 0 ? sc_to_i64(k) : 0;
 	}
 	set_out(c, 0, 1, &n, in_dtype(c, 0));
 }
@@ -852,7 +706,7 @@ static void infer_reduce(struct sctx *c)
 		return;
 	}
 	for (int k = 0; k < n; k++) {
-		int a = norm_axis(axes[k], x->rank);
+		int a = sc_norm_axis(axes[k], x->rank);
 
 		if (a < 0)
 			return;
@@ -875,10 +729,10 @@ static void infer_topk(struct sctx *c)
 	int64_t k, d[ONNX_MAX_RANK];
 	int axis;
 
-	if (!x || x->rank < 1 || (axis = norm_axis(sc_attr_i(c, "axis", -1), x->rank)) < 0)
+	if (!x || x->rank < 1 || (axis = sc_norm_axis(sc_attr_i(c, "axis", -1), x->rank)) < 0)
 		return;
 	memcpy(d, x->dims, sizeof(d));
-	d[axis] = opset(c) >= 10 ? (sc_in_ints(c, 1, &k, 1) == 1 ? k : -1) : sc_attr_i(c, "k", -1);
+	d[axis] = sc_opset(c) >= 10 ? (sc_in_ints(c, 1, &k, 1) == 1 ? k : -1) : sc_attr_i(c, "k", -1);
 	set_out(c, 0, x->rank, d, x->dtype);
 	set_out(c, 1, x->rank, d, ONNX_INT64);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "runs.h"
-#include "model.h"
+#include "ghn.h"
 
 void tp_train_opts_default(struct tp_train_opts *o)
 {

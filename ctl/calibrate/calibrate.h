@@ -134,6 +134,8 @@ struct cal_warm {
 int cal_warm_run(char *const *argv, const struct sample_set *ds,
 		 const struct cal_warm_opts *o, struct cal_track *trk, const char *name,
 		 struct cal_warm *out);
+/* What a warm run's error means, for the line that says it failed. */
+const char *cal_warm_err(int err);
 
 /* A run of several instances' commands at once (cal_warm_together). */
 struct cal_together {

@@ -76,18 +76,6 @@ static int cal_apply_warm(const struct cal_request *r, struct profile_inst *pi, 
 	return 0;
 }
 
-const char *cal_warm_err(int err)
-{
-	switch (err) {
-	case -ENOEXEC: return "command not found";
-	case -ETIMEDOUT: return "it read no file of the dataset within 120 s of its start "
-				"(does it read --dataset?)";
-	case -ENODATA: return "it read too little of the dataset to measure (ended or "
-			      "killed early?)";
-	default: return strerror(-err);
-	}
-}
-
 /* --warm-trace PREFIX: PREFIX NAME.csv, or NAME-R.csv for each of several runs */
 static const char *warm_trace(const struct cal_request *r, const char *name, uint32_t run,
 			      char *buf, size_t len)

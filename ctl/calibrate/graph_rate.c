@@ -53,18 +53,53 @@ static int pred_err(struct cal_pred *out, int err, const char *what)
 	return err;
 }
 
+/* The job: the batch, the model's device, this host's probe where it maps. */
+static void pred_job(const struct tp_model *m, double batch, struct tp_job *job,
+		     struct tp_device *dev, struct tp_probe *hp, struct cal_pred *out)
+{
+	tp_job_default(job);
+	job->batch = batch;
+	if (!tp_device_query(tp_model_backend(m), dev))
+		job->dev = dev;
+	else
+		ctl_err("calibrate: the device is not checked: %s", tp_errmsg());
+	pred_probe(m, job, hp, out);
+}
+
+/* What prediction p says, into out: its warnings, the model's record, the rate. */
+static void pred_fill(const struct tp_model *m, const struct tp_graph *g,
+		      const struct tp_job *job, const struct tp_prediction *p,
+		      double sample_bytes, struct cal_pred *out)
+{
+	char warn[CAL_PRED_WARN][TP_WARN_LEN];
+	int n;
+
+	n = tp_graph_warnings(g, warn, CAL_PRED_WARN);
+	n += tp_ood_warnings(m, g, job, warn + n, CAL_PRED_WARN - n);
+	for (int i = 0; i < n && i < CAL_PRED_WARN; i++) {
+		memcpy(out->warn[i], warn[i], CAL_PRED_WARN_LEN - 1);
+		out->warn[i][CAL_PRED_WARN_LEN - 1] = '\0';
+		out->nwarn++;
+	}
+	snprintf(out->trained_on, sizeof(out->trained_on), "%s", tp_model_trained_on(m));
+	out->probe_ratio = p->probe_mapped ? p->probe_ratio : 0;
+	out->iter_s = p->total_s;
+	out->bytes_per_iter = job->batch * sample_bytes;
+	out->rate = out->bytes_per_iter / p->total_s;
+	out->cpu_per_byte = p->total_s / out->bytes_per_iter;
+}
+
 int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		     struct cal_pred *out)
 {
-	char warn[CAL_PRED_WARN][TP_WARN_LEN];
-	const char *path = getenv("TANDEM_PREDICT_MODEL"), *name;
 	struct tp_graph *g = NULL;
 	struct tp_model *m = NULL;
 	struct tp_prediction p;
 	struct tp_device dev;
 	struct tp_probe hp;
 	struct tp_job job;
-	int err, n;
+	const char *name;
+	int err;
 
 	memset(out, 0, sizeof(*out));
 	if (!(batch >= 1) || !(sample_bytes > 0)) {
@@ -74,8 +109,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 	err = tp_graph_load_onnx(graph, &g);
 	if (err)
 		return pred_err(out, err, "cannot import the graph");
-	name = path;
-	err = path ? tp_model_load(path, &m) : tp_model_load_builtin(g, &m, &name);
+	err = tp_model_choose(NULL, g, &m, &name);
 	snprintf(out->model, sizeof(out->model), "%s", name);
 	if (err) {
 		pred_err(out, err, "cannot load the predictor model");
@@ -86,13 +120,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		pred_err(out, err, "backend");
 		goto free_m;
 	}
-	tp_job_default(&job);
-	job.batch = batch;
-	if (!tp_device_query(tp_model_backend(m), &dev))
-		job.dev = &dev;
-	else
-		ctl_err("calibrate: the device is not checked: %s", tp_errmsg());
-	pred_probe(m, &job, &hp, out);
+	pred_job(m, batch, &job, &dev, &hp, out);
 	err = tp_predict(m, g, &job, &p);
 	if (err) {
 		pred_err(out, err, "prediction failed");
@@ -103,19 +131,7 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
 		err = -EDOM;
 		goto free_m;
 	}
-	n = tp_graph_warnings(g, warn, CAL_PRED_WARN);
-	n += tp_ood_warnings(m, g, &job, warn + n, CAL_PRED_WARN - n);
-	for (int i = 0; i < n && i < CAL_PRED_WARN; i++) {
-		memcpy(out->warn[i], warn[i], CAL_PRED_WARN_LEN - 1);
-		out->warn[i][CAL_PRED_WARN_LEN - 1] = '\0';
-		out->nwarn++;
-	}
-	snprintf(out->trained_on, sizeof(out->trained_on), "%s", tp_model_trained_on(m));
-	out->probe_ratio = p.probe_mapped ? p.probe_ratio : 0;
-	out->iter_s = p.total_s;
-	out->bytes_per_iter = batch * sample_bytes;
-	out->rate = out->bytes_per_iter / p.total_s;
-	out->cpu_per_byte = p.total_s / out->bytes_per_iter;
+	pred_fill(m, g, &job, &p, sample_bytes, out);
 free_m:
 	tp_model_free(m);
 free_g:

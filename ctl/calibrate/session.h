@@ -18,9 +18,6 @@ struct cal_session {
 	struct cal_curve *curves;
 };
 
-/* What a warm run's error means, for the line that says it failed. */
-const char *cal_warm_err(int err);
-
 /*
  * host.cpu_contention into p from the instances that had warm runs run
  * together (contention.c); a run that fails leaves it 0, said on stderr.

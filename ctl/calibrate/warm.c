@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "calibrate/calibrate.h"
-#include "calibrate/warm.h"
+#include "calibrate/warm_run.h"
 #include "lib/files.h"
 #include "lib/log.h"
 #include "lib/procio.h"
@@ -433,6 +433,18 @@ free_w:
 	warm_free(&w);
 	file_index_free(&ids);
 	return err;
+}
+
+const char *cal_warm_err(int err)
+{
+	switch (err) {
+	case -ENOEXEC: return "command not found";
+	case -ETIMEDOUT: return "it read no file of the dataset within 120 s of its start "
+				"(does it read --dataset?)";
+	case -ENODATA: return "it read too little of the dataset to measure (ended or "
+			      "killed early?)";
+	default: return strerror(-err);
+	}
 }
 
 /*

@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate/warm.h"
+#include "calibrate/warm_run.h"
 #include "lib/util.h"
 
 #define STALL_MIN_S	0.1	/* no read for this long at an epoch's end: the boundary */

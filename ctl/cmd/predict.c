@@ -185,17 +185,14 @@ static int lib_err(int err, const char *what)
 	return err;
 }
 
-/* --model FILE, else $TANDEM_PREDICT_MODEL, else the model built into the
- * library for the graph's input resolution (*src says which) */
+/* --model FILE, else the library's choice (tp_model_choose(): *src says which) */
 static int open_model(const struct predict_opts *o, const struct tp_graph *g,
 		      struct tp_model **m, const char **src)
 {
-	const char *path = o->model ? o->model : getenv("TANDEM_PREDICT_MODEL");
 	enum tp_backend b = TP_BACKEND_AUTO;
 	int err;
 
-	*src = path;
-	err = path ? tp_model_load(path, m) : tp_model_load_builtin(g, m, src);
+	err = tp_model_choose(o->model, g, m, src);
 	if (err)
 		return lib_err(err, "cannot load the predictor model");
 	if (o->backend && !strcmp(o->backend, "cpu")) {

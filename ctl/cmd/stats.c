@@ -25,8 +25,6 @@
 #include "module/module.h"
 #include "tracker/tracker.h"
 
-#define PAGE_4K 4096ULL
-
 static const char *job_name(const struct tracker_snapshot *s, uint32_t id)
 {
 	for (size_t i = 0; i < s->njobs; i++)
@@ -50,13 +48,13 @@ static void print_pages(const char *key, const char *label, uint64_t pages)
 	snprintf(bkey, sizeof(bkey), "%s_bytes", key);
 	if (!out_is_json()) {
 		out_text("%s %llu pages (%.1f MiB)", label, (unsigned long long)pages,
-			 pages * PAGE_4K / 1048576.0);
+			 pages * TANDEM_TRK_PAGE_SIZE / 1048576.0);
 		return;
 	}
 	snprintf(bkey, sizeof(bkey), "%s_pages", key);
 	out_u64(bkey, NULL, pages);
 	snprintf(bkey, sizeof(bkey), "%s_bytes", key);
-	out_u64(bkey, NULL, pages * PAGE_4K);
+	out_u64(bkey, NULL, pages * TANDEM_TRK_PAGE_SIZE);
 }
 
 static void print_shared_from(const struct tracker_snapshot *s, uint32_t job,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -212,24 +213,13 @@ static int decode(const char *val, size_t vlen, char *out, size_t max, size_t *o
 	return 0;
 }
 
-static int parse_value(const struct field_def *fd, const char *s, size_t n,
-		       struct tandem_agent_msg *m)
+/* a number field (FT_U32, FT_U64, FT_I32, FT_STEP: a step's name or number) into dst */
+static int parse_number(const struct field_def *fd, const char *s, char *dst)
 {
-	char *dst = (char *)m + fd->off;
 	uint64_t v;
 	int err;
 
 	switch (fd->type) {
-	case FT_U32:
-	case FT_U64:
-		err = parse_u64(s, fd->min, fd->max, &v);
-		if (err)
-			return err;
-		if (fd->type == FT_U32)
-			*(uint32_t *)(void *)dst = (uint32_t)v;
-		else
-			*(uint64_t *)(void *)dst = v;
-		return 0;
 	case FT_I32:
 		err = parse_u64(s + (*s == '-'), *s == '-' ? 1 : 0,
 				*s == '-' ? (uint64_t)INT32_MAX + 1 : INT32_MAX, &v);
@@ -244,10 +234,56 @@ static int parse_value(const struct field_def *fd, const char *s, size_t n,
 				return 0;
 			}
 		}
-		err = parse_u64(s, fd->min, fd->max, &v);
-		if (!err)
-			*(uint32_t *)(void *)dst = (uint32_t)v;
+		break;
+	default:
+		break;
+	}
+	err = parse_u64(s, fd->min, fd->max, &v);
+	if (err)
 		return err;
+	if (fd->type == FT_U64)
+		*(uint64_t *)(void *)dst = v;
+	else
+		*(uint32_t *)(void *)dst = (uint32_t)v;
+	return 0;
+}
+
+/* the N bytes of a string field are what its type allows (FT_TEXT: anything) */
+static bool text_ok(enum ftype type, const char *s, size_t n)
+{
+	switch (type) {
+	case FT_WORD:
+		if (!n)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (!((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_'))
+				return false;
+		return true;
+	case FT_PATH:
+		if (s[0] != '/')
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+				return false;
+		return true;
+	default:
+		return true;
+	}
+}
+
+static int parse_value(const struct field_def *fd, const char *s, size_t n,
+		       struct tandem_agent_msg *m)
+{
+	char *dst = (char *)m + fd->off;
+	uint64_t v;
+	int err;
+
+	switch (fd->type) {
+	case FT_U32:
+	case FT_U64:
+	case FT_I32:
+	case FT_STEP:
+		return parse_number(fd, s, dst);
 	case FT_STAGGER:
 		return tandem_stagger_parse(s, (struct tandem_stagger *)(void *)dst);
 	case FT_FRAC:
@@ -256,20 +292,10 @@ static int parse_value(const struct field_def *fd, const char *s, size_t n,
 			*(uint16_t *)(void *)dst = (uint16_t)v;
 		return err;
 	case FT_WORD:
-		if (!n)
-			return -EINVAL;
-		for (size_t i = 0; i < n; i++)
-			if (!((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_'))
-				return -EINVAL;
-		break;
 	case FT_PATH:
-		if (s[0] != '/')
-			return -EINVAL;
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-				return -EINVAL;
-		break;
 	case FT_TEXT:
+		if (!text_ok(fd->type, s, n))
+			return -EINVAL;
 		break;
 	}
 	memcpy(dst, s, n + 1);

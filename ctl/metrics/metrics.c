@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "metrics/internal.h"
 #include "metrics/metrics.h"
 
-#define TRK_PAGE 4096.0		/* the tracker's pages */
 
 static const struct {
 	const char *name, *help;
@@ -67,7 +67,7 @@ static void write_counts(struct tandem_prom *p, const char *node,
 
 			memcpy(&pages, (const char *)&r->c + count_families[f].off, sizeof(pages));
 			snprintf(id, sizeof(id), "%u", r->key.job);
-			tandem_prom_sample(p, l, 4, pages * TRK_PAGE);
+			tandem_prom_sample(p, l, 4, pages * TANDEM_TRK_PAGE_SIZE);
 		}
 	}
 }
@@ -113,7 +113,7 @@ static void write_tracker(struct tandem_prom *p, const char *node,
 		struct tandem_prom_label l[] = { { "node", node },
 						 { "dataset", s->datasets[i].ds.name } };
 
-		tandem_prom_sample(p, l, 2, s->datasets[i].ds.pages * TRK_PAGE);
+		tandem_prom_sample(p, l, 2, s->datasets[i].ds.pages * TANDEM_TRK_PAGE_SIZE);
 	}
 	write_global(p, node, s);
 }

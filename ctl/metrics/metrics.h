@@ -30,13 +30,4 @@ struct metrics_src {
  */
 int metrics_node_write(struct tandem_prom *p, const struct metrics_src *src);
 
-/*
- * The scratch spaces' families (scratch.c), part of metrics_node_write():
- * per scratch (labels node, scratch, numa_node) its size, use, what waits to
- * drain, the files made durable and the last one's time. A scratch this
- * process may not walk (another user's) gets its size and use only.
- * *nscratch (if given) gets how many there are. 0 or the first error.
- */
-int metrics_scratch_write(struct tandem_prom *p, const char *node, size_t *nscratch);
-
 #endif

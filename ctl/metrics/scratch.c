@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "metrics/metrics.h"
+#include "metrics/internal.h"
 #include "scratch/scratch.h"
 
 struct scratch_row {

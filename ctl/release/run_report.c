@@ -15,8 +15,6 @@
 #include "lib/out.h"
 #include "release/release.h"
 
-#define REPORT_PAGE_SIZE 4096	/* of the tracker's counts */
-
 static void inst_exit(const struct rel_inst *in, int *code, int *sig)
 {
 	*code = -1;
@@ -289,7 +287,7 @@ static void print_residency(const struct rel_report *rep)
 	const struct rel_module *m = rep->module;
 	const struct rel_run *r = rep->run;
 
-	out_u64("page_size", NULL, REPORT_PAGE_SIZE);
+	out_u64("page_size", NULL, TANDEM_TRK_PAGE_SIZE);
 	out_str("residency_source", r->residency_source ? "residency (%s):" : NULL,
 		r->residency_source);
 	out_arr_open("residency_bytes_per_node");
@@ -344,7 +342,7 @@ static void print_prefetch(const struct rel_report *rep)
 	out_frac("predicted_bytes", p->have ? p->res.pf.bytes : NAN);
 	out_frac("predicted_end_s", p->have ? p->res.pf.end : NAN);
 	if (p->have)
-		out_text("; predicted %.0f pages loaded, through %s", p->res.pf.bytes / REPORT_PAGE_SIZE,
+		out_text("; predicted %.0f pages loaded, through %s", p->res.pf.bytes / TANDEM_TRK_PAGE_SIZE,
 			 isnan(p->res.pf.end) ? "after the jobs' end" : "at");
 	if (p->have && !isnan(p->res.pf.end))
 		out_text(" %.2f s", p->res.pf.end);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Inside ctl/scratch/: the drained log, the tree walk and the drainer. */
+/* Inside ctl/scratch/: the drained log (drained_log.c), the tree walk and the drainer. */
 #ifndef TANDEM_CTL_SCRATCH_INTERNAL_H
 #define TANDEM_CTL_SCRATCH_INTERNAL_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Inside the tracker library only: pins.c offers it to load.c. */
+/* Inside the tracker library only: pins.c offers it to load.c and grow.c. */
 #ifndef TANDEM_CTL_TRACKER_INTERNAL_H
 #define TANDEM_CTL_TRACKER_INTERNAL_H
 
@@ -23,6 +23,9 @@ void tracker_staging_dir(const char *dir, char *buf, size_t len);
  * how many it removed.
  */
 int tracker_remove_partial(const char *dir);
+/* the maps a load pins: what userspace needs after the loading process exits */
+extern const char *const tracker_pinned_maps[];
+extern const size_t tracker_npinned_maps;
 /* a name a load pins: one of its maps, or link_<program> */
 bool tracker_pin_name_ours(const char *name);
 

@@ -85,22 +85,6 @@ static const struct hook hooks[TANDEM_TRK_NR_HOOKS] = {
 	} },
 };
 
-/* maps userspace needs after this process exits */
-static const char *const pinned_maps[] = {
-	"files", "pages", "tasks", "jobs", "datasets", "counts", "matrix",
-	"global", "meta", "filter", "fileinfo",
-};
-
-bool tracker_pin_name_ours(const char *name)
-{
-	if (!strncmp(name, "link_", 5))
-		return true;
-	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
-		if (!strcmp(name, pinned_maps[i]))
-			return true;
-	return false;
-}
-
 struct probe_env {
 	struct btf *vmlinux;
 	int fentry_ok;		/* -1 unknown, 0 no, 1 yes */
@@ -338,15 +322,15 @@ static int pin_maps(struct tracker_bpf *skel, const char *dir)
 	char path[PATH_MAX];
 	int err;
 
-	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, pinned_maps[i]);
+	for (size_t i = 0; i < tracker_npinned_maps; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(skel->obj, tracker_pinned_maps[i]);
 
-		if (snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]) >= (int)sizeof(path))
+		if (snprintf(path, sizeof(path), "%s/%s", dir, tracker_pinned_maps[i]) >= (int)sizeof(path))
 			err = -ENAMETOOLONG;
 		else
 			err = m ? bpf_map__pin(m, path) : -ENOENT;
 		if (err) {
-			ctl_err("tracker: cannot pin map %s at %s: %s", pinned_maps[i],
+			ctl_err("tracker: cannot pin map %s at %s: %s", tracker_pinned_maps[i],
 				path, strerror(-err));
 			return err;
 		}

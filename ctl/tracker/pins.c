@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Where the tracker is pinned, whether it is loaded, and unloading it:
- * everything that works on the pin directory as a whole (tracker.h).
+ * What the tracker pins, whether it is loaded, and unloading it:
+ * everything that works on the pin directory as a whole (tracker.h). Where
+ * the directory is (tracker_dir()) is tracker.c's, beneath every file here.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,11 +17,20 @@
 #include "tracker/internal.h"
 #include "tracker/tracker.h"
 
-const char *tracker_dir(void)
-{
-	const char *d = getenv("TANDEM_TRACKER_DIR");
+const char *const tracker_pinned_maps[] = {
+	"files", "pages", "tasks", "jobs", "datasets", "counts", "matrix",
+	"global", "meta", "filter", "fileinfo",
+};
+const size_t tracker_npinned_maps = sizeof(tracker_pinned_maps) / sizeof(tracker_pinned_maps[0]);
 
-	return d && *d ? d : TRACKER_DEFAULT_DIR;
+bool tracker_pin_name_ours(const char *name)
+{
+	if (!strncmp(name, "link_", 5))
+		return true;
+	for (size_t i = 0; i < tracker_npinned_maps; i++)
+		if (!strcmp(name, tracker_pinned_maps[i]))
+			return true;
+	return false;
 }
 
 bool tracker_is_loaded(void)

@@ -25,7 +25,12 @@
 #include "tracker/internal.h"
 #include "lib/util.h"
 
-#define PAGE_4K 4096ULL
+const char *tracker_dir(void)
+{
+	const char *d = getenv("TANDEM_TRACKER_DIR");
+
+	return d && *d ? d : TRACKER_DEFAULT_DIR;
+}
 
 uint64_t tracker_kdev(dev_t dev)
 {
@@ -282,7 +287,7 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 	n->registered = files_registered(t);
 	n->files = n->registered + fl->n;	/* at most */
 	for (size_t i = 0; i < fl->n; i++)
-		n->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+		n->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
 	/* past the table: one lookup per file, what is registered takes no new slot */
 	for (size_t i = 0; n->files > n->max_files && i < fl->n; i++) {
 		struct tandem_trk_file_key key = file_key(fl, i);
@@ -455,7 +460,7 @@ static int add_new(struct tracker *t, const struct file_list *fl, const struct f
 		keys[n] = key;
 		vals[n++] = (struct tandem_trk_file){ .dataset = res->dataset, .file_id = (*next_id)++ };
 		res->added++;
-		res->pages += (fl->sizes[i] + PAGE_4K - 1) / PAGE_4K;
+		res->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
 		if (n == ADD_CHUNK) {
 			err = add_batch(t, keys, vals, n);
 			n = 0;

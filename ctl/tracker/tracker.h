@@ -2,7 +2,7 @@
 /*
  * Page-cache sharing tracker, userspace side: load the BPF programs and pin
  * them (load.c), find and remove the pins (pins.c), work on the pinned maps
- * from any later process (tracker.c: datasets, jobs) and read them all at
+ * from any later process (tracker.c: the pin directory, datasets, jobs) and read them all at
  * once (snapshot.c). State lives in the pinned maps and in struct tracker,
  * the caller's open maps; nothing here is kept between calls.
  *

@@ -14,7 +14,7 @@
 #include <string.h>
 
 extern "C" {
-#include "../model.h"
+#include "../ghn.h"
 }
 
 struct tp_cuda_ctx {

@@ -177,6 +177,14 @@ int tp_model_load_mem(const void *buf, size_t len, struct tp_model **out);
  * one (also for inputs that are not images). *name: which, for the record. */
 #define TP_BUILTIN_RES_SPLIT 128.0
 int tp_model_load_builtin(const struct tp_graph *g, struct tp_model **out, const char **name);
+/*
+ * The model every prediction of g uses (tandemctl predict, calibrate's
+ * graph=): PATH when not NULL, else the file $TANDEM_PREDICT_MODEL names,
+ * else the built-in model for g's input resolution. *name: the file, or
+ * the built-in model's name; set whether or not the load succeeds.
+ */
+int tp_model_choose(const char *path, const struct tp_graph *g, struct tp_model **out,
+		    const char **name);
 int tp_model_save(const struct tp_model *m, const char *path);
 void tp_model_free(struct tp_model *m);
 void tp_model_get_config(const struct tp_model *m, struct tp_model_config *cfg);

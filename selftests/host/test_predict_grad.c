@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "model.h"
+#include "ghn.h"
 
 /* Two small graphs with branches, a join and chains long enough for
  * virtual edges at distances 2..5. */

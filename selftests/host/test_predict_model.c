@@ -4,8 +4,8 @@
  * version 1 and 2 files of earlier releases predict what their tandemctl
  * printed), NNLS against brute force, Ernest on exact data, the all-reduce
  * formula, training on a synthetic target the features can explain, the
- * cost baseline on times made of its own terms, and each out-of-distribution
- * warning.
+ * cost baseline on times made of its own terms, each out-of-distribution
+ * warning, and which model a prediction uses.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -17,7 +17,7 @@
 #include "kselftest_harness.h"
 #include "internal.h"
 #include "runs.h"
-#include "model.h"
+#include "ghn.h"
 
 /* A new empty file /tmp/tandem-predict-XXXXXX<suffix>, its name in path[n]. */
 static char *tmpname(char *path, size_t n, const char *suffix)
@@ -592,6 +592,43 @@ TEST(cost_baseline_fits_an_exact_cost)
 	tp_dataset_free(d);
 	unlink(tpm);
 	unlink(csv);
+}
+
+/* tp_model_choose(): the path given, else $TANDEM_PREDICT_MODEL, else the
+ * built-in model for the graph's resolution; the files' versions say which
+ * was loaded, and a missing file is an error that still names it */
+TEST(model_choice_order)
+{
+	const char *v1 = "predictor/data/compat/default_v1.tpm";
+	const char *v2 = "predictor/data/compat/default_v2.tpm", *name;
+	struct tp_graph *g32, *g224;
+	struct tp_model *m;
+
+	ASSERT_EQ(0, tp_graph_load_onnx("predictor/data/onnx/mobilenet_v2.onnx", &g32));
+	ASSERT_EQ(0, tp_graph_load_onnx("predictor/data/r224-2026-12-03/onnx/resnet34.onnx",
+					&g224));
+	unsetenv("TANDEM_PREDICT_MODEL");
+	ASSERT_EQ(0, tp_model_choose(NULL, g32, &m, &name)) TH_LOG("%s", tp_errmsg());
+	EXPECT_STREQ("built-in (32x32)", name);
+	tp_model_free(m);
+	ASSERT_EQ(0, tp_model_choose(NULL, g224, &m, &name)) TH_LOG("%s", tp_errmsg());
+	EXPECT_STREQ("built-in (224x224)", name);
+	tp_model_free(m);
+	setenv("TANDEM_PREDICT_MODEL", v1, 1);
+	ASSERT_EQ(0, tp_model_choose(NULL, g224, &m, &name)) TH_LOG("%s", tp_errmsg());
+	EXPECT_STREQ(v1, name);
+	EXPECT_EQ(1, tp_model_file_version(m));
+	tp_model_free(m);
+	ASSERT_EQ(0, tp_model_choose(v2, g224, &m, &name)) TH_LOG("%s", tp_errmsg());
+	EXPECT_STREQ(v2, name);
+	EXPECT_EQ(2, tp_model_file_version(m));
+	tp_model_free(m);
+	setenv("TANDEM_PREDICT_MODEL", "/nonexistent/tandem.tpm", 1);
+	EXPECT_GT(0, tp_model_choose(NULL, g32, &m, &name));
+	EXPECT_STREQ("/nonexistent/tandem.tpm", name);
+	unsetenv("TANDEM_PREDICT_MODEL");
+	tp_graph_free(g32);
+	tp_graph_free(g224);
 }
 
 TEST_HARNESS_MAIN

@@ -18,7 +18,7 @@
 
 #include "kselftest_harness.h"
 #include "internal.h"
-#include "model.h"
+#include "ghn.h"
 
 #define GRAPH224 "predictor/data/r224-2026-12-03/onnx/resnet34.onnx"
 #define GRAPH32 "predictor/data/onnx/mobilenet_v3_small.onnx"

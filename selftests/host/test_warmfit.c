@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "calibrate/warm.h"
+#include "calibrate/warm_run.h"
 
 #define MiB	1048576.0
 #define POLL	0.02

@@ -86,12 +86,11 @@ void tp_base_terms(const struct tp_graph *g, double batch, double *x);
 double tp_base_log(const struct tp_model *m, const struct tp_graph *g, double batch);
 int tp_base_fit(struct tp_model *m, const struct tp_dataset *d, const bool *mask);
 /* probe_map.c: the probe mapping of a prediction (compute_s scaled, out's
- * probe fields set); the reference probe the built-in models get */
+ * probe fields set) */
 /* whether a prediction of job is mapped (both probes, the CPU backend) */
 bool tp_probe_maps(const struct tp_model *m, const struct tp_job *job);
 void tp_probe_map(const struct tp_model *m, const struct tp_graph *g, const struct tp_job *job,
 		  struct tp_prediction *out);
-void tp_probe_builtin_ref(struct tp_model *m);
 /* model_file.c: the 224x224 built-in model's baseline weights (the cost
  * shares of a model without its own baseline) */
 int tp_builtin224_base_w(double w[TP_BASE_TERMS]);
