@@ -99,6 +99,7 @@ static int enqueue(struct drainer *d, const char *rel)
 {
 	char **nq;
 
+	scratch_journal_queued(d->c, rel);	/* durable before its copy begins */
 	for (size_t i = d->head; i < d->n; i++)
 		if (!strcmp(d->q[i], rel))
 			return 0;	/* queued: it is copied as it is then */
@@ -251,11 +252,18 @@ static int mkdirs(char *dir)
 	}
 }
 
-/* the source's bytes into fd, at the rate; -EINTR when asked to stop */
+static int read_events(struct drainer *d);
+
+/*
+ * the source's bytes into fd, at the rate; -EINTR when asked to stop. The
+ * events are read between chunks, so that a file closed meanwhile is
+ * journaled as queued within a chunk's time, not after this copy.
+ */
 static int copy_data(struct drainer *d, int src, int dst)
 {
 	ssize_t r, w;
 	size_t want;
+	int err;
 
 	for (;;) {
 		if (term_pending())
@@ -267,6 +275,9 @@ static int copy_data(struct drainer *d, int src, int dst)
 		if (!r)
 			return 0;
 		throttle(d, r);
+		err = read_events(d);
+		if (err)
+			return err;
 		for (ssize_t off = 0; off < r; off += w) {
 			w = write(dst, d->buf + off, r - off);
 			if (w < 0)
@@ -412,8 +423,12 @@ static int drain_one(struct drainer *d, const char *rel)
 	if (snprintf(src, sizeof(src), "%s/%s", d->c->mnt, rel) >= (int)sizeof(src))
 		return -ENAMETOOLONG;
 	sfd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (sfd < 0)
-		return errno == ENOENT ? 0 : -errno;	/* removed: nothing to keep */
+	if (sfd < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		scratch_journal_gone(d->c, rel);
+		return 0;	/* removed: nothing to keep */
+	}
 	err = fstat(sfd, &st) ? -errno : 0;
 	if (err || !S_ISREG(st.st_mode) || drain_log_find(&d->log, rel, &st) ||
 	    open_for_write(src))
@@ -432,6 +447,7 @@ static int drain_one(struct drainer *d, const char *rel)
 		unlink(p.tmp);
 		goto close_src;
 	}
+	scratch_journal_durable(d->c, rel, &st);
 	err = drain_log_append(d->c, rel, &st, wall_s());
 	if (!err)
 		evict(d, src, &st);

@@ -53,6 +53,9 @@ FIXTURE_SETUP(scr)
 	strcpy(self->root, "/tmp/tandem-test-scratch-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->root));
 	setenv("TANDEM_SCRATCH_DIR", self->root, 1);
+	/* no durable record there: the drainer journals nothing */
+	snprintf(path, sizeof(path), "%s/record", self->root);
+	setenv("TANDEM_SCRATCH_RECORD_DIR", path, 1);
 	snprintf(self->dst, sizeof(self->dst), "%s/dst", self->root);
 	ASSERT_EQ(0, mkdir(self->dst, 0755));
 	snprintf(path, sizeof(path), "%s/s", self->root);
