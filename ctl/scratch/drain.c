@@ -75,24 +75,48 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* take n bytes from the bucket, waiting for them */
-static void throttle(struct drainer *d, size_t n)
+static int read_events(struct drainer *d);
+
+/*
+ * Wait s seconds, reading the scratch's events as they come, so that a file
+ * closed while a copy waits for its tokens is journaled as queued within
+ * the time of its journal line's fdatasync, not after the copy.
+ */
+static int wait_events(struct drainer *d, double s)
+{
+	struct pollfd pfd = { .fd = d->ino, .events = POLLIN };
+	double end = now_s() + s, left;
+	int err = 0;
+
+	while (!err && (left = end - now_s()) > 0) {
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) > 0)
+			err = read_events(d);
+	}
+	return err;
+}
+
+/* take n bytes from the bucket, waiting for them (and reading events meanwhile) */
+static int throttle(struct drainer *d, size_t n)
 {
 	double now = now_s();
+	int err = 0;
 
 	if (d->c->rate <= 0)
-		return;
+		return read_events(d);
 	d->tokens += (now - d->last) * d->c->rate;
 	if (d->tokens > d->chunk)
 		d->tokens = d->chunk;	/* the burst: one chunk */
 	d->last = now;
 	if (d->tokens < (double)n) {
-		sleep_s(((double)n - d->tokens) / d->c->rate);
+		err = wait_events(d, ((double)n - d->tokens) / d->c->rate);
 		now = now_s();
 		d->tokens += (now - d->last) * d->c->rate;
 		d->last = now;
+	} else {
+		err = read_events(d);
 	}
 	d->tokens -= (double)n;
+	return err;
 }
 
 static int enqueue(struct drainer *d, const char *rel)
@@ -252,12 +276,9 @@ static int mkdirs(char *dir)
 	}
 }
 
-static int read_events(struct drainer *d);
-
 /*
  * the source's bytes into fd, at the rate; -EINTR when asked to stop. The
- * events are read between chunks, so that a file closed meanwhile is
- * journaled as queued within a chunk's time, not after this copy.
+ * events are read between chunks and while the rate cap waits (throttle).
  */
 static int copy_data(struct drainer *d, int src, int dst)
 {
@@ -274,8 +295,7 @@ static int copy_data(struct drainer *d, int src, int dst)
 			return -errno;
 		if (!r)
 			return 0;
-		throttle(d, r);
-		err = read_events(d);
+		err = throttle(d, r);
 		if (err)
 			return err;
 		for (ssize_t off = 0; off < r; off += w) {
