@@ -4,7 +4,7 @@
  * state folder live under /run and go with a crash; the record lives under
  * scratch_record_root() (/var/lib/tandem/scratch), on disk:
  *   NAME/config    the scratch's config (config.c's format), root's
- *   NAME/journal   the drainer's lines, the owner's, one write each:
+ *   NAME/journal   the drainer's lines, the owner's (mode 0600), one write each:
  *     Q <bytes> <mtime s>.<ns> <path>           queued, fdatasync'ed before
  *                                               its copy begins
  *     D <time> <bytes> <mtime s>.<ns> <path>    its copy durable (after the
@@ -171,17 +171,20 @@ static int make_record_root(void)
 	}
 }
 
-/* the empty journal, given to the owner (the drainer writes it) */
+/*
+ * The empty journal, given to the owner (the drainer writes it), mode 0600:
+ * it names the scratch's files, which another user cannot list in the tmpfs.
+ */
 static int make_journal(const struct scratch_cfg *c)
 {
 	char path[PATH_MAX + 16];
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "%s/journal", c->record);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	if (fchmod(fd, 0644) || (!geteuid() && fchown(fd, c->uid, c->gid)) || fsync(fd))
+	if (fchmod(fd, 0600) || (!geteuid() && fchown(fd, c->uid, c->gid)) || fsync(fd))
 		err = -errno;
 	close(fd);
 	return err;

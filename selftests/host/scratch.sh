@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 40
+ksft_plan 41
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -178,6 +178,9 @@ $want"
 ksft_check "... list marks it lost, its text says so" \
 	sh -c "[ \"\$('$T' -j scratch list | jq -r '.[] | select(.name == \"s8\") | .lost_at_reboot')\" = true ] &&
 	       '$T' scratch show s8 | grep -q 'lost at a reboot'"
+as_nobody "$T" scratch show s8 >/dev/null 2>"$tmp/err"
+ksft_check "nobody's show of root's lost scratch: exit 1, one line (the journal is 0600)" \
+	sh -c "[ $? = 1 ] && [ \$(wc -l <'$tmp/err') = 1 ]"
 "$T" scratch drain s8 >/dev/null 2>"$tmp/err"
 ksft_check "drain of a lost scratch: exit 1, one line" \
 	sh -c "[ $? = 1 ] && [ \$(wc -l <'$tmp/err') = 1 ] && grep -q 'lost at a reboot' '$tmp/err'"
