@@ -40,8 +40,8 @@ for k in $kernels; do
 	# 30-*, 5* and 6* test on every kernel: on the oldest kernel only, to
 	# keep make check in time
 	[ -z "$tag" ] || skip="$skip,80-*,81-*"
-	# the scratch's reset mid-drain (91-scratch-reset, a second boot) in the
-	# oldest kernel's kmem boot only (below)
+	# the scratch's reset mid-drain (91-scratch-reset, a second boot: about
+	# 38 s more, scratch.md) in the oldest kernel's kmem boot only (below)
 	skip="$skip,91-*"
 	if [ -z "$tag" ]; then	# build/logs/vm/ and build/logs/vm.results, as before
 		bash selftests/vm/run-vm.sh --kernel "$k" --skip "$skip" $quiet

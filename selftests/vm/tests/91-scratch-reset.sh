@@ -13,8 +13,8 @@
 #     new `create` of the name are refused until `del`, which clears the record.
 # Then tandem.ko unloaded while a copy is in progress (its temporary there,
 # before and after the rmmod, the file not yet renamed): the drain finishes
-# with the same sha256 (the tier does not use the module). About 20 s of
-# tests and a second boot (make check: about 40 s more in the kmem boot).
+# with the same sha256 (the tier does not use the module). About 38 s more
+# than the boot alone (a second boot and the two phases; scratch.md).
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 D=/mnt/data/scratch-reset
