@@ -3,13 +3,14 @@
 # "What a reboot leaves"), in two boots of one run (run-vm.sh: "# vm-reset",
 # then the VM boots again on the same data disk with VM_RESUMED=1):
 #   boot 1: a scratch on the CPU-less node drained at 1 MiB/s to the disk;
-#     three files drained, then written again (2 MiB each, sha256 kept on the
-#     disk); the reset (sysrq b) 0.3 s after the last close, once the first
-#     copy's temporary .a.tandem-drain has bytes, with no sync of the drain;
+#     three files drained, then written again (a 256 KiB, b and c 2 MiB,
+#     sha256 kept on the disk); the reset (sysrq b) 0.3 s after the last
+#     close, once a is drained and b's temporary .b.tandem-drain has bytes,
+#     with no sync of the drain;
 #   boot 2: each destination file is its previous or its new complete
-#     version (sha256), never a torn one; `scratch show` and `list` report the
-#     scratch lost at the reboot, and every file whose new version is not at
-#     the destination as not durable, with its size and mtime; `drain` and a
+#     version (sha256), never a torn one (a new, b old); `scratch show` and
+#     `list` report the scratch lost at the reboot, and exactly the files
+#     whose new version is not at the destination, with their size and mtime; `drain` and a
 #     new `create` of the name are refused until `del`, which clears the record.
 # Then tandem.ko unloaded while a copy is in progress (its temporary there,
 # before and after the rmmod, the file not yet renamed): the drain finishes
@@ -38,11 +39,12 @@ wait_drained() {
 	done
 	return 1
 }
-# first_tmp DIR: a drain temporary with bytes in DIR, waited for up to 10 s
+# first_tmp DIR [PREFIX]: a drain temporary with bytes in DIR (PREFIX.*), waited
+# for up to 10 s
 first_tmp() {
 	i=0
 	while [ $i -lt 200 ]; do
-		t=$(find "$1" -name '.*.tandem-drain' -size +0 2>/dev/null | head -n 1)
+		t=$(find "$1" -name "${2:-.}*.tandem-drain" -size +0 2>/dev/null | head -n 1)
 		[ -n "$t" ] && { echo "$t"; return 0; }
 		sleep 0.05
 		i=$((i + 1))
@@ -69,15 +71,17 @@ if [ "${VM_RESUMED:-0}" != 1 ]; then
 	for f in a b c; do dd if=/dev/urandom of=$M/$f bs=65536 count=4 2>/dev/null; done
 	wait_drained rs 10 || echo "# boot 1: the first versions did not drain in 10 s"
 	(cd $OUT && sha256sum a b c) >$D/old.sums
-	for f in a b c; do dd if=/dev/urandom of=/tmp/$f bs=1048576 count=2 2>/dev/null; done
+	# a small (its copy durable before the reset), b and c 2 MiB
+	dd if=/dev/urandom of=/tmp/a bs=65536 count=4 2>/dev/null
+	for f in b c; do dd if=/dev/urandom of=/tmp/$f bs=1048576 count=2 2>/dev/null; done
 	(cd /tmp && sha256sum a b c) >$D/new.sums
 	sync	# the sums and the first copies: what boot 2 compares with
 	for f in a b c; do cp /tmp/$f $M/$f; done
 	(cd $M && stat -c '%n %s %Y' a b c) | dd of=$D/new.stat conv=fsync 2>/dev/null
-	# the last close 0.3 s (a journal commit or so) before the reset; a's
+	# the last close 0.3 s (a journal commit or so) before the reset; b's
 	# copy takes 2 s at the cap
 	sleep 0.3
-	t=$(first_tmp $OUT)
+	t=$(first_tmp $OUT .b)
 	# the fact, fsync'ed (the drain is not: ext4 commits what it holds)
 	echo "mid-copy ${t##*/} $(stat -c %s "$t" 2>/dev/null)" | dd of=$D/facts conv=fsync 2>/dev/null
 	echo "# boot 1: $(cat $D/facts); resetting"
@@ -89,9 +93,9 @@ if [ "${VM_RESUMED:-0}" != 1 ]; then
 fi
 
 # ---- boot 2 ----
-ksft_plan 17
+ksft_plan 19
 ksft_check "boot 1 reset the VM while a copy was in progress ($(cat $D/facts 2>&1))" \
-	grep -q '^mid-copy \..*\.tandem-drain [1-9]' $D/facts
+	grep -q '^mid-copy \.b\.tandem-drain [1-9]' $D/facts
 torn= kept= lostwant=
 for f in a b c; do
 	s=$(cd $OUT && sha256sum $f 2>/dev/null)
@@ -120,6 +124,10 @@ done
 ksft_expect_eq "every file whose new version is not durable is reported (none silently dropped)" \
 	"$missing" ""
 ksft_expect_eq "... with the size and mtime it had when queued" "$wrong" ""
+ksft_expect_eq "a, drained before the reset, is its new version; b, whose copy the reset cut, the old" \
+	"$(echo "$kept" | grep -o 'a:[a-z]*') $(echo "$kept" | grep -o 'b:[a-z]*')" "a:new b:old"
+ksft_expect_eq "show reports exactly the files whose new version is not durable (no false alarm)" \
+	"$got" "$(echo $lostwant | tr ' ' '\n' | sed 's/$/ /' | tr -d '\n')"
 ksft_check "at least one file was lost (the reset fell inside the drain)" test -n "$lostwant"
 ksft_expect_eq "lost_files and lost_bytes add up the files" \
 	"$(echo "$show" | jq -r '"\(.lost_files) \(.lost_bytes)"')" \
