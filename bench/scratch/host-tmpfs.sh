@@ -11,7 +11,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 T=$top/build/tandemctl
 reps=${1:-3}
 W=$(mktemp -d /var/tmp/tandem-hckpt-XXXXXX)
-export TANDEM_SCRATCH_DIR=$W/state
+export TANDEM_SCRATCH_DIR=$W/state TANDEM_SCRATCH_RECORD_DIR=$W/record
 trap '"$T" scratch del hck --force >/dev/null 2>&1 || true; umount "$W/plain" 2>/dev/null || true; rm -rf "$W"' EXIT
 mkdir -p "$W/dst" "$W/plain"
 "$T" loadgen gen "$W/ds" --files 80 --size 1M >/dev/null

@@ -205,7 +205,10 @@ static void print_summary(const struct scratch_cfg *c, const struct scratch_stat
 	out_u64("used_bytes", NULL, st->used_bytes);
 	out_text("%10s ", fmt_bytes(used, sizeof(used), st->used_bytes));
 	out_u64("uid", "%6llu ", c->uid);
-	out_s64("drainer_pid", "%8lld ", st->drainer);
+	out_s64("drainer_pid", c->lost ? NULL : "%8lld ", st->drainer);
+	out_bool("lost_at_reboot", NULL, c->lost);
+	if (c->lost)
+		out_text("%8s ", "lost");
 	out_str("mount", NULL, c->mnt);
 	out_str("drain_to", "%s\n", c->drain_to);
 }
@@ -214,6 +217,31 @@ static void print_header(void)
 {
 	out_text("%-16s %4s %10s %10s %6s %8s %s\n", "NAME", "NODE", "SIZE", "USED", "UID",
 		 "DRAINER", "DRAIN_TO");
+}
+
+/* the scratches lost at a reboot: their records (state folders gone) */
+static int list_lost(void)
+{
+	struct scratch_status st = { 0 };
+	struct scratch_cfg c;
+	char **names;
+	size_t n;
+	int err;
+
+	err = scratch_lost_names(&names, &n);
+	if (err) {
+		ctl_err("%s: %s", scratch_record_root(), strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (scratch_cfg_load_any(names[i], &c) || !c.lost)
+			continue;	/* made again meanwhile, or unreadable: said */
+		out_obj_open(NULL);
+		print_summary(&c, &st);
+		out_obj_close();
+	}
+	scratch_names_free(names, n);
+	return 0;
 }
 
 static int cmd_scratch_list(int argc, char **argv)
@@ -244,9 +272,10 @@ static int cmd_scratch_list(int argc, char **argv)
 		print_summary(&c, &st);
 		out_obj_close();
 	}
-	out_arr_close();
 	scratch_names_free(names, n);
-	return 0;
+	err = list_lost();
+	out_arr_close();
+	return err;
 }
 
 /* "2026-12-06 11:20:01 UTC" */
@@ -296,6 +325,60 @@ static void print_state(const struct scratch_status *st)
 	out_text("%s\n", fmt_time(st->last_durable, when, sizeof(when)));
 }
 
+/* each file a lost scratch's journal had queued and not durable */
+static void print_lost_files(const struct scratch_lost *l)
+{
+	char size[32], when[40], dest[32];
+
+	for (size_t i = 0; i < l->nfiles; i++) {
+		const struct scratch_lost_file *f = &l->files[i];
+
+		out_obj_open(NULL);
+		out_str("path", "  %s", f->path);
+		out_u64("bytes", NULL, f->bytes);
+		out_text("  %s", fmt_bytes(size, sizeof(size), f->bytes));
+		out_double("mtime", NULL, f->mtime);
+		out_text("  modified %s, not durable", fmt_time(f->mtime, when, sizeof(when)));
+		out_s64("dest_bytes", NULL, f->dest_bytes);
+		if (f->dest_bytes < 0)
+			out_text("; nothing at the destination\n");
+		else
+			out_text("; the destination keeps a previous copy (%s)\n",
+				 fmt_bytes(dest, sizeof(dest), (uint64_t)f->dest_bytes));
+		out_obj_close();
+	}
+}
+
+/* show of a scratch lost at a reboot: what its journal had queued and not durable */
+static int show_lost(const struct scratch_cfg *c)
+{
+	struct scratch_status st = { 0 };
+	struct scratch_lost l;
+	char b[32], when[40];
+	int err;
+
+	err = scratch_lost_get(c, &l);
+	if (err)
+		return err;
+	print_header();
+	out_obj_open(NULL);
+	print_summary(c, &st);
+	out_text("  lost at a reboot: its tmpfs and drainer went with it (%s/journal)\n", c->record);
+	out_u64("lost_files", "  lost: %llu files queued for drain and not durable", l.nfiles);
+	out_u64("lost_bytes", NULL, l.bytes);
+	out_text(" (%s)\n", fmt_bytes(b, sizeof(b), l.bytes));
+	out_u64("durable_files", "  %llu copies made durable, the last at ", l.durable_files);
+	out_double("last_durable", NULL, l.last_durable);
+	out_text("%s\n", fmt_time(l.last_durable, when, sizeof(when)));
+	out_text("files:\n");
+	out_arr_open("files");
+	print_lost_files(&l);
+	out_arr_close();
+	out_obj_close();
+	scratch_lost_free(&l);
+	return 0;
+}
+
 static int cmd_scratch_show(int argc, char **argv)
 {
 	struct scratch_status st;
@@ -303,7 +386,9 @@ static int cmd_scratch_show(int argc, char **argv)
 	int err;
 
 	err = ctl_args(&argc, argv, 1, 1, "scratch", "show");
-	err = err ?: scratch_cfg_load(argv[1], &c);
+	err = err ?: scratch_cfg_load_any(argv[1], &c);
+	if (!err && c.lost)
+		return show_lost(&c);
 	err = err ?: scratch_status_get(&c, &st);
 	if (err)
 		return err;
@@ -348,6 +433,33 @@ static int del_args(int *argc, char **argv, const char *verb, bool *force)
 	return 0;
 }
 
+/* del of a scratch lost at a reboot: its record, and the files it lost said */
+static int del_lost(const struct scratch_cfg *c)
+{
+	struct scratch_lost l;
+	int err;
+
+	/* an unreadable journal (said) does not keep the record */
+	if (scratch_lost_get(c, &l))
+		memset(&l, 0, sizeof(l));
+	err = scratch_record_del(c);
+	if (err) {
+		scratch_lost_free(&l);
+		return err;
+	}
+	out_obj_open(NULL);
+	out_str("name", "scratch %s deleted (lost at a reboot)", c->name);
+	out_u64("dropped_files", ", %llu files it lost reported", l.nfiles);
+	out_u64("dropped_bytes", NULL, l.bytes);
+	out_text("%s\n", l.nfiles ? ":" : "");
+	out_arr_open("dropped");
+	print_lost_files(&l);
+	out_arr_close();
+	out_obj_close();
+	scratch_lost_free(&l);
+	return 0;
+}
+
 static int cmd_scratch_del(int argc, char **argv)
 {
 	struct scratch_status st = { 0 };
@@ -356,9 +468,11 @@ static int cmd_scratch_del(int argc, char **argv)
 	int err;
 
 	err = del_args(&argc, argv, "del", &force);
-	err = err ?: scratch_cfg_load(argv[1], &c);
+	err = err ?: scratch_cfg_load_any(argv[1], &c);
 	if (err)
 		return err;
+	if (c.lost)
+		return del_lost(&c);
 	err = scratch_del(&c, force, &st);
 	if (!err) {
 		out_obj_open(NULL);

@@ -21,6 +21,13 @@ const char *scratch_root(void)
 	return r && *r ? r : SCRATCH_ROOT;
 }
 
+const char *scratch_record_root(void)
+{
+	const char *r = getenv("TANDEM_SCRATCH_RECORD_DIR");
+
+	return r && *r ? r : SCRATCH_RECORD_ROOT;
+}
+
 int scratch_name_check(const char *name)
 {
 	size_t n = strlen(name);
@@ -36,6 +43,7 @@ void scratch_cfg_paths(struct scratch_cfg *c, const char *name)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->dir, sizeof(c->dir), "%s/%s", scratch_root(), name);
 	snprintf(c->mnt, sizeof(c->mnt), "%s/%s/mnt", scratch_root(), name);
+	snprintf(c->record, sizeof(c->record), "%s/%s", scratch_record_root(), name);
 }
 
 /* one "key=value" line into c; unknown keys are left (a newer tandemctl's) */
@@ -72,27 +80,19 @@ static int cfg_line(struct scratch_cfg *c, const char *k, const char *v)
 	return 0;
 }
 
-int scratch_cfg_load(const char *name, struct scratch_cfg *c)
+/* config file path into c (its paths set): 0, or -errno (said unless -ENOENT) */
+static int cfg_read(const char *path, struct scratch_cfg *c)
 {
-	char path[PATH_MAX + 16], *line = NULL, *eq;
+	char *line = NULL, *eq;
 	size_t cap = 0;
 	ssize_t len;
 	int err = 0;
 	FILE *f;
 
-	memset(c, 0, sizeof(*c));
-	if (scratch_name_check(name)) {
-		ctl_err("bad scratch name '%s'", name);
-		return -EINVAL;
-	}
-	scratch_cfg_paths(c, name);
-	snprintf(path, sizeof(path), "%s/config", c->dir);
 	f = fopen(path, "r");
 	if (!f) {
 		err = -errno;
-		if (err == -ENOENT)
-			ctl_err("no scratch '%s' (tandemctl scratch list)", name);
-		else
+		if (err != -ENOENT)
 			ctl_err("%s: %s", path, strerror(-err));
 		return err;
 	}
@@ -114,14 +114,61 @@ int scratch_cfg_load(const char *name, struct scratch_cfg *c)
 	return 0;
 }
 
+/* the live config, else (any) the durable record's: c->lost */
+static int cfg_load(const char *name, struct scratch_cfg *c, bool any)
+{
+	char path[PATH_MAX + 16];
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	if (scratch_name_check(name)) {
+		ctl_err("bad scratch name '%s'", name);
+		return -EINVAL;
+	}
+	scratch_cfg_paths(c, name);
+	snprintf(path, sizeof(path), "%s/config", c->dir);
+	err = cfg_read(path, c);
+	if (err != -ENOENT)
+		return err;
+	snprintf(path, sizeof(path), "%s/config", c->record);
+	if (access(path, F_OK)) {
+		ctl_err("no scratch '%s' (tandemctl scratch list)", name);
+		return -ENOENT;
+	}
+	if (!any) {
+		ctl_err("scratch %s was lost at a reboot (tandemctl scratch show %s; "
+			"tandemctl scratch del %s)", name, name, name);
+		return -ESTALE;
+	}
+	err = cfg_read(path, c);
+	scratch_cfg_paths(c, name);	/* this boot's paths, not the record's */
+	c->lost = !err;
+	return err;
+}
+
+int scratch_cfg_load(const char *name, struct scratch_cfg *c)
+{
+	return cfg_load(name, c, false);
+}
+
+int scratch_cfg_load_any(const char *name, struct scratch_cfg *c)
+{
+	return cfg_load(name, c, true);
+}
+
 /* the config, root's and mode 0644: written to a temporary name, then renamed */
 int scratch_cfg_save(const struct scratch_cfg *c)
+{
+	return scratch_cfg_save_in(c, c->dir);
+}
+
+int scratch_cfg_save_in(const struct scratch_cfg *c, const char *dir)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/config", c->dir);
-	snprintf(tmp, sizeof(tmp), "%s/.config.tmp", c->dir);
+	snprintf(path, sizeof(path), "%s/config", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.config.tmp", dir);
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;

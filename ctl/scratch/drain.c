@@ -75,30 +75,55 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* take n bytes from the bucket, waiting for them */
-static void throttle(struct drainer *d, size_t n)
+static int read_events(struct drainer *d);
+
+/*
+ * Wait s seconds, reading the scratch's events as they come, so that a file
+ * closed while a copy waits for its tokens is journaled as queued within
+ * the time of its journal line's fdatasync, not after the copy.
+ */
+static int wait_events(struct drainer *d, double s)
+{
+	struct pollfd pfd = { .fd = d->ino, .events = POLLIN };
+	double end = now_s() + s, left;
+	int err = 0;
+
+	while (!err && (left = end - now_s()) > 0) {
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) > 0)
+			err = read_events(d);
+	}
+	return err;
+}
+
+/* take n bytes from the bucket, waiting for them (and reading events meanwhile) */
+static int throttle(struct drainer *d, size_t n)
 {
 	double now = now_s();
+	int err = 0;
 
 	if (d->c->rate <= 0)
-		return;
+		return read_events(d);
 	d->tokens += (now - d->last) * d->c->rate;
 	if (d->tokens > d->chunk)
 		d->tokens = d->chunk;	/* the burst: one chunk */
 	d->last = now;
 	if (d->tokens < (double)n) {
-		sleep_s(((double)n - d->tokens) / d->c->rate);
+		err = wait_events(d, ((double)n - d->tokens) / d->c->rate);
 		now = now_s();
 		d->tokens += (now - d->last) * d->c->rate;
 		d->last = now;
+	} else {
+		err = read_events(d);
 	}
 	d->tokens -= (double)n;
+	return err;
 }
 
 static int enqueue(struct drainer *d, const char *rel)
 {
 	char **nq;
 
+	scratch_journal_queued(d->c, rel);	/* durable before its copy begins */
 	for (size_t i = d->head; i < d->n; i++)
 		if (!strcmp(d->q[i], rel))
 			return 0;	/* queued: it is copied as it is then */
@@ -251,11 +276,15 @@ static int mkdirs(char *dir)
 	}
 }
 
-/* the source's bytes into fd, at the rate; -EINTR when asked to stop */
+/*
+ * the source's bytes into fd, at the rate; -EINTR when asked to stop. The
+ * events are read between chunks and while the rate cap waits (throttle).
+ */
 static int copy_data(struct drainer *d, int src, int dst)
 {
 	ssize_t r, w;
 	size_t want;
+	int err;
 
 	for (;;) {
 		if (term_pending())
@@ -266,7 +295,9 @@ static int copy_data(struct drainer *d, int src, int dst)
 			return -errno;
 		if (!r)
 			return 0;
-		throttle(d, r);
+		err = throttle(d, r);
+		if (err)
+			return err;
 		for (ssize_t off = 0; off < r; off += w) {
 			w = write(dst, d->buf + off, r - off);
 			if (w < 0)
@@ -412,8 +443,12 @@ static int drain_one(struct drainer *d, const char *rel)
 	if (snprintf(src, sizeof(src), "%s/%s", d->c->mnt, rel) >= (int)sizeof(src))
 		return -ENAMETOOLONG;
 	sfd = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (sfd < 0)
-		return errno == ENOENT ? 0 : -errno;	/* removed: nothing to keep */
+	if (sfd < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		scratch_journal_gone(d->c, rel);
+		return 0;	/* removed: nothing to keep */
+	}
 	err = fstat(sfd, &st) ? -errno : 0;
 	if (err || !S_ISREG(st.st_mode) || drain_log_find(&d->log, rel, &st) ||
 	    open_for_write(src))
@@ -432,6 +467,7 @@ static int drain_one(struct drainer *d, const char *rel)
 		unlink(p.tmp);
 		goto close_src;
 	}
+	scratch_journal_durable(d->c, rel, &st);
 	err = drain_log_append(d->c, rel, &st, wall_s());
 	if (!err)
 		evict(d, src, &st);

@@ -9,8 +9,21 @@
 
 #include "scratch/scratch.h"
 
-/* c's config file, written whole (config.c) */
+/* c's config file, written whole (config.c), in its state folder or in dir */
 int scratch_cfg_save(const struct scratch_cfg *c);
+int scratch_cfg_save_in(const struct scratch_cfg *c, const char *dir);
+
+/*
+ * The durable record (journal.c): made at create, before the drainer starts
+ * (said on failure), removed with the scratch. The drainer journals each
+ * file it queues and each copy it made durable (fsync'ed), and a queued file
+ * that is gone; failures are said on its stderr and do not stop the drain.
+ */
+int scratch_record_create(const struct scratch_cfg *c);
+void scratch_record_remove(const struct scratch_cfg *c);
+void scratch_journal_queued(const struct scratch_cfg *c, const char *rel);
+void scratch_journal_durable(const struct scratch_cfg *c, const char *rel, const struct stat *st);
+void scratch_journal_gone(const struct scratch_cfg *c, const char *rel);
 
 /* A file's identity for the log: its size and modification time. */
 struct drain_rec {

@@ -161,15 +161,20 @@ int scratch_create(struct scratch_cfg *c)
 		ctl_err("%s: %s", c->dir, strerror(-err));
 		goto remove_dir;
 	}
-	err = do_mount(c);
+	err = scratch_record_create(c);
 	if (err)
 		goto remove_dir;
+	err = do_mount(c);
+	if (err)
+		goto remove_record;
 	err = scratch_drainer_start(c, &pid);
 	if (err)
 		goto unmount;
 	return 0;
 unmount:
 	umount(c->mnt);
+remove_record:
+	scratch_record_remove(c);
 remove_dir:
 	remove_state(c);
 	return err;
@@ -216,6 +221,7 @@ int scratch_del(const struct scratch_cfg *c, bool force, struct scratch_status *
 		goto restart;
 	}
 	remove_state(c);
+	scratch_record_remove(c);	/* last: a crash before it leaves it "lost" */
 	return 0;
 restart:
 	if (scratch_drainer_start(c, &pid))

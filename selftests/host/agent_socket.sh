@@ -42,7 +42,7 @@ LOG=$tmp/agent.log
 agent_pid=""
 bg_pids=""
 # the scratch spaces the agent reports: only this test's
-export TANDEM_SCRATCH_DIR=$tmp/scratch
+export TANDEM_SCRATCH_DIR=$tmp/scratch TANDEM_SCRATCH_RECORD_DIR=$tmp/scratch-record
 cleanup() {
 	local pid
 	# shellcheck disable=SC2086

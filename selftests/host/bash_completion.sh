@@ -89,10 +89,10 @@ has "run -- CMD ::: CMD: commands after '--' and ':::'" "true" run --dataset d -
 # scratch names from 'scratch list', which reads the state folders' configs
 mkdir -p "$tmp/scratch/compscr"
 printf 'name=compscr\nsize=1048576\nnode=0\ndrain_to=/tmp\n' >"$tmp/scratch/compscr/config"
-export TANDEM_SCRATCH_DIR=$tmp/scratch
+export TANDEM_SCRATCH_DIR=$tmp/scratch TANDEM_SCRATCH_RECORD_DIR=$tmp/scratch-record
 exact "scratch show NAME: the scratch names" "compscr" scratch show ""
 exact "run --scratch NAME: the scratch names" "compscr" run --dataset d --scratch co
-unset TANDEM_SCRATCH_DIR
+unset TANDEM_SCRATCH_DIR TANDEM_SCRATCH_RECORD_DIR
 
 if [ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ] && "$T" tracker load >/dev/null 2>&1; then
 	echo x >"$tmp/d/dfile"

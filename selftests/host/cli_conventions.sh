@@ -126,7 +126,7 @@ success "model" - model --profile "$tmp/prof.json"
 success "run" - run --dataset "$ds" --profile "$tmp/prof.json" --no-track -- true ::: true
 success "predict" - predict "$D/onnx/resnet18.onnx" --batch 4
 success "predict graph" - predict graph "$D/onnx/resnet18.onnx"
-TANDEM_SCRATCH_DIR=$tmp/scratch success "scratch list" - scratch list
+TANDEM_SCRATCH_DIR=$tmp/scratch TANDEM_SCRATCH_RECORD_DIR=$tmp/scratch-record success "scratch list" - scratch list
 success "tracker load" tracker tracker load
 success "tracker dataset" tracker tracker dataset cli "$ds"
 success "tracker status" tracker tracker status

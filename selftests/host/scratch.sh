@@ -9,8 +9,10 @@
 # dropped; --evict-drained; run --scratch; --profile; a full scratch gives the
 # writer ENOSPC; a drain folder the owner cannot write refuses create; an
 # unprivileged user can neither create nor read another's scratch, and an
-# owner's drainer runs as the owner; bad input is one line and exit 1 or 2.
-# Needs root (mount); about 10 s.
+# owner's drainer runs as the owner; a reboot mid-drain (simulated: the
+# drainer killed, the tmpfs unmounted, its /run state removed) leaves the
+# durable record, which show, list and del report; bad input is one line and
+# exit 1 or 2. Needs root (mount); about 11 s.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
@@ -22,7 +24,7 @@ if [ "$(id -u)" != 0 ] || [ ! -x "$T" ] || ! command -v jq >/dev/null || ! comma
 fi
 tmp=$(mktemp -d /tmp/tandem-scratch-XXXXXX)
 chmod 755 "$tmp"
-export TANDEM_SCRATCH_DIR=$tmp/state
+export TANDEM_SCRATCH_DIR=$tmp/state TANDEM_SCRATCH_RECORD_DIR=$tmp/record
 # on every way out: each scratch's drainer (by its recorded pid) and mount
 holder=
 cleanup() {
@@ -38,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 35
+ksft_plan 41
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -57,7 +59,7 @@ sums() { (cd "$1" && find . -type f | sort | xargs -r sha256sum); }
 mnt() { echo "$TANDEM_SCRATCH_DIR/$1/mnt"; }
 
 # ---- create, the mount, the drain ----
-mkdir -p "$tmp/d1" "$tmp/d2" "$tmp/d3" "$tmp/d4" "$tmp/d5"
+mkdir -p "$tmp/d1" "$tmp/d2" "$tmp/d3" "$tmp/d4" "$tmp/d5" "$tmp/d8"
 "$T" scratch create s1 --node 0 --size 64M --drain-to "$tmp/d1" >"$tmp/out" 2>"$tmp/err"
 ksft_check "create --node 0: exit 0, one line" test $? -eq 0 -a "$(wc -l <"$tmp/out")" -eq 1
 opts=$(awk -v m="$(mnt s1)" '$2 == m && $3 == "tmpfs" { print $4 }' /proc/mounts)
@@ -155,6 +157,40 @@ ksft_expect_eq "del --force: exit 0, reports big as dropped" \
 ksft_check "del --force: unmounted, the drainer gone, no temporary file left" \
 	sh -c "! mountpoint -q '$M2' && { [ ! -d /proc/$pid ] || [ \"\$(cut -d' ' -f3 /proc/$pid/stat)\" = Z ]; } &&
 	       [ -z \"\$(find '$tmp/d2' -name '*.tandem-drain')\" ]"
+
+# ---- a reboot mid-drain: what the durable record says ----
+"$T" scratch create s8 --node 0 --size 16M --drain-to "$tmp/d8" --rate 2M >/dev/null
+M8=$(mnt s8)
+mkdir "$tmp/src8"
+for f in a b c; do head -c 1M /dev/urandom >"$tmp/src8/$f"; done
+for f in a b c; do cp "$tmp/src8/$f" "$M8/$f"; done
+for i in $(seq 100); do [ -n "$(find "$tmp/d8" -name '*.tandem-drain' -size +0)" ] && break; sleep 0.02; done
+# the reboot: the drainer and /run go (the record under $TANDEM_SCRATCH_RECORD_DIR stays)
+kill -9 "$(cat "$TANDEM_SCRATCH_DIR/s8/drainer.pid")"
+sleep 0.1
+umount "$M8" && rm -rf "$TANDEM_SCRATCH_DIR/s8"
+want=$(for f in a b c; do cmp -s "$tmp/src8/$f" "$tmp/d8/$f" 2>/dev/null || echo "$f 1048576"; done)
+"$T" -j scratch show s8 >"$tmp/lost.json"
+ksft_expect_eq "after a reboot mid-drain show reports lost_at_reboot and each file queued, not durable" \
+	"$(jq -r '"\(.lost_at_reboot) \(.lost_files)", (.files[] | "\(.path) \(.bytes)")' "$tmp/lost.json")" \
+	"true $(echo "$want" | wc -l)
+$want"
+ksft_check "... list marks it lost, its text says so" \
+	sh -c "[ \"\$('$T' -j scratch list | jq -r '.[] | select(.name == \"s8\") | .lost_at_reboot')\" = true ] &&
+	       '$T' scratch show s8 | grep -q 'lost at a reboot'"
+as_nobody "$T" scratch show s8 >/dev/null 2>"$tmp/err"
+ksft_check "nobody's show of root's lost scratch: exit 1, one line (the journal is 0600)" \
+	sh -c "[ $? = 1 ] && [ \$(wc -l <'$tmp/err') = 1 ]"
+"$T" scratch drain s8 >/dev/null 2>"$tmp/err"
+ksft_check "drain of a lost scratch: exit 1, one line" \
+	sh -c "[ $? = 1 ] && [ \$(wc -l <'$tmp/err') = 1 ] && grep -q 'lost at a reboot' '$tmp/err'"
+"$T" scratch create s8 --node 0 --size 1M --drain-to "$tmp/d8" >/dev/null 2>"$tmp/err"
+ksft_check "create of its name: refused while the record is kept, nothing left" \
+	sh -c "[ $? = 1 ] && grep -q 'lost at a reboot' '$tmp/err' && [ ! -e '$TANDEM_SCRATCH_DIR/s8' ]"
+"$T" -j scratch del s8 >"$tmp/del8.json"
+ksft_check "del: exit 0, the lost files reported, the record gone" \
+	sh -c "[ $? = 0 ] && [ \"\$(jq -r .dropped_files '$tmp/del8.json')\" = $(echo "$want" | wc -l) ] &&
+	       [ ! -e '$TANDEM_SCRATCH_RECORD_DIR/s8' ] && ! '$T' scratch show s8 2>/dev/null"
 
 # ---- --evict-drained, run --scratch ----
 "$T" scratch create s3 --node 0 --size 16M --drain-to "$tmp/d3" --evict-drained >/dev/null

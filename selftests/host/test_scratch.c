@@ -5,7 +5,8 @@
  * against the files' stat(2) (a torn last line, a rewritten file, an escaped
  * name); the drainer itself copying files, a folder made after it started
  * included, byte for byte, with no temporary left, stopped by
- * scratch_drainer_stop(), its stderr (sanitizer reports too) empty.
+ * scratch_drainer_stop(), its stderr (sanitizer reports too) empty; the
+ * durable record's journal of a scratch lost at a reboot.
  * selftests/host/scratch.sh runs the real tmpfs as root.
  */
 #include <errno.h>
@@ -53,6 +54,9 @@ FIXTURE_SETUP(scr)
 	strcpy(self->root, "/tmp/tandem-test-scratch-XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->root));
 	setenv("TANDEM_SCRATCH_DIR", self->root, 1);
+	/* no durable record there: the drainer journals nothing */
+	snprintf(path, sizeof(path), "%s/record", self->root);
+	setenv("TANDEM_SCRATCH_RECORD_DIR", path, 1);
 	snprintf(self->dst, sizeof(self->dst), "%s/dst", self->root);
 	ASSERT_EQ(0, mkdir(self->dst, 0755));
 	snprintf(path, sizeof(path), "%s/s", self->root);
@@ -159,6 +163,75 @@ TEST_F(scr, log_says_what_is_durable)
 	scratch_status_free(&st);
 }
 
+/*
+ * A scratch lost at a reboot: its record's journal, written here, says which
+ * files were queued and not durable (a D line before a Q of the same file
+ * unchanged counts, a G line forgets, a newer Q is lost, a torn last line is
+ * skipped); the scratch is lost only once its state folder is gone.
+ */
+TEST_F(scr, lost_at_reboot)
+{
+	char path[3 * PATH_MAX], rec[2 * PATH_MAX];
+	struct scratch_cfg c;
+	struct scratch_lost l;
+	char **names;
+	size_t n;
+	FILE *f;
+
+	snprintf(rec, sizeof(rec), "%s/record", self->root);
+	ASSERT_EQ(0, mkdir(rec, 0755));
+	snprintf(rec, sizeof(rec), "%s/record/s", self->root);
+	ASSERT_EQ(0, mkdir(rec, 0755));
+	snprintf(path, sizeof(path), "%s/config", rec);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "name=s\nsize=1048576\nnode=0\ndrain_to=%s\nuid=0\ngid=0\n", self->dst);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/journal", rec);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "Q 4 1.500000000 a\nD 10.5 4 1.500000000 a\n"	/* durable */
+		   "Q 6 2.000000000 b\n"				/* lost */
+		   "D 11 3 3.000000000 c\nQ 3 3.000000000 c\n"	/* closed again, unchanged */
+		   "Q 5 4.000000000 d\nG d\n"			/* removed before its turn */
+		   "Q 7 5.000000000 x%%0Ay%%25\n"			/* lost, an escaped name */
+		   "Q 1 6.0 e\nD 12 1 6.0 e\nQ 2 7.0 e\n"		/* its newer version lost */
+		   "Q 9 8.0 f");					/* torn */
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/b", self->dst);
+	put(path, "bb", 2);	/* b's previous copy */
+
+	/* its state folder is there: not lost */
+	ASSERT_EQ(0, scratch_lost_names(&names, &n));
+	EXPECT_EQ(0, n);
+	scratch_names_free(names, n);
+	snprintf(path, sizeof(path), "%s/s/config", self->root);
+	ASSERT_EQ(0, unlink(path));
+	EXPECT_EQ(-ESTALE, scratch_cfg_load("s", &c));
+	ASSERT_EQ(0, scratch_cfg_load_any("s", &c));
+	EXPECT_TRUE(c.lost);
+	EXPECT_STREQ(self->dst, c.drain_to);
+	ASSERT_EQ(0, scratch_lost_names(&names, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_STREQ("s", names[0]);
+	scratch_names_free(names, n);
+
+	ASSERT_EQ(0, scratch_lost_get(&c, &l));
+	ASSERT_EQ(3, l.nfiles);
+	EXPECT_EQ(15, l.bytes);
+	EXPECT_EQ(3, l.durable_files);
+	EXPECT_EQ(12, l.last_durable);
+	EXPECT_STREQ("b", l.files[0].path);
+	EXPECT_EQ(6, l.files[0].bytes);
+	EXPECT_EQ(2.0, l.files[0].mtime);
+	EXPECT_EQ(2, l.files[0].dest_bytes);
+	EXPECT_STREQ("e", l.files[1].path);
+	EXPECT_EQ(2, l.files[1].bytes);
+	EXPECT_EQ(-1, l.files[1].dest_bytes);
+	EXPECT_STREQ("x\ny%", l.files[2].path);
+	scratch_lost_free(&l);
+}
+
 static int wait_drained(const struct scratch_cfg *c, int files)
 {
 	struct timespec t = { .tv_nsec = 20 * 1000 * 1000 };
@@ -185,6 +258,12 @@ TEST_F(scr, drainer_copies)
 	size_t len;
 	int err;
 
+	/* a durable record with an empty journal: the drainer journals into it */
+	snprintf(path, sizeof(path), "%s/record", self->root);
+	ASSERT_EQ(0, mkdir(path, 0755));
+	ASSERT_EQ(0, mkdir(self->c.record, 0755));
+	snprintf(path, sizeof(path), "%s/journal", self->c.record);
+	put(path, "", 0);
 	snprintf(path, sizeof(path), "%s/s/drainer.err", self->root);
 	err = scratch_drainer_start(&self->c, &pid);
 	if (err) {
@@ -219,6 +298,26 @@ TEST_F(scr, drainer_copies)
 	EXPECT_NE(0, access(path, F_OK));
 	EXPECT_EQ(0, scratch_drainer_stop(&self->c));
 	EXPECT_EQ(0, scratch_drainer_pid(&self->c));
+	/* the journal: each file queued (Q) before its copy was durable (D) */
+	snprintf(path, sizeof(path), "%s/journal", self->c.record);
+	char *j = get(path, &len), line[64];
+
+	for (int i = 0; i < 3; i++) {
+		char *q = strstr(j, "Q "), *d = strstr(j, "D ");
+
+		EXPECT_TRUE(q && d && q < d) TH_LOG("journal: %.*s", (int)len, j);
+		snprintf(line, sizeof(line), " %s\n", rel[i]);
+		q = strstr(j, line);
+		EXPECT_NE(NULL, q);
+		EXPECT_NE(NULL, q ? strstr(q + 1, line) : NULL);	/* its Q and its D */
+	}
+	free(j);
+	struct scratch_lost l;
+
+	ASSERT_EQ(0, scratch_lost_get(&self->c, &l));
+	EXPECT_EQ(0, l.nfiles);
+	EXPECT_EQ(3, l.durable_files);
+	scratch_lost_free(&l);
 	/* the drainer's stderr: nothing, no sanitizer report either */
 	snprintf(path, sizeof(path), "%s/s/drainer.err", self->root);
 	char *log = get(path, &len);

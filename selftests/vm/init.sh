@@ -23,6 +23,7 @@ TESTS=$(arg tests); TESTS=${TESTS:-*}
 SKIP=$(arg skip)
 TIMEOUT=$(arg timeout); TIMEOUT=${TIMEOUT:-300}
 SCRIPT=$(arg script)
+RESUME=$(arg resume)	# the test that reset the VM (run-vm.sh): go on from it
 export VM_MODE=$(arg mode)
 export DATA_FS=$(arg fs) VM_KERNEL=$(arg kernel) HOST_TOP=$(arg top)
 export TANDEM_KO=/lib/tandem/tandem.ko DATA=/mnt/data TANDEM_VM=1 TERM=dumb
@@ -63,9 +64,11 @@ echo "# rig: data disk ${DATA_FS:-ext4}, host root $( [ -d /host/usr ] && echo "
 echo "# rig: boot-to-tests $(cut -d' ' -f1 /proc/uptime) s" >&3
 check_dmesg boot
 if [ -f /tmp/vm-setup.status ]; then	# the mode's setup reports as a test
-	echo "# vm-begin vm-setup-$VM_MODE" >&3
+	setup=vm-setup-$VM_MODE
+	[ -n "$RESUME" ] && setup=$setup-after-reset
+	echo "# vm-begin $setup" >&3
 	cat /tmp/vm-setup.log >&3
-	echo "# vm-end vm-setup-$VM_MODE $(cat /tmp/vm-setup.status)" >&3
+	echo "# vm-end $setup $(cat /tmp/vm-setup.status)" >&3
 fi
 
 if [ -n "$SCRIPT" ]; then
@@ -87,11 +90,16 @@ else
 		done
 		set +f
 		[ $match -eq 1 ] || continue
+		resumed=0
+		if [ -n "$RESUME" ]; then
+			[ "$name" = "$RESUME" ] || continue	# ran before the reset
+			RESUME='' resumed=1
+		fi
 		echo "# vm-begin $name" >&3
 		t0=$(cut -d' ' -f1 /proc/uptime)
 		case $name in
-		*.sh) (cd /tmp && timeout "$TIMEOUT" sh "$t") >&3 2>&1 ;;
-		*) (cd /tmp && timeout "$TIMEOUT" "$t") >&3 2>&1 ;;
+		*.sh) (cd /tmp && VM_RESUMED=$resumed timeout "$TIMEOUT" sh "$t") >&3 2>&1 ;;
+		*) (cd /tmp && VM_RESUMED=$resumed timeout "$TIMEOUT" "$t") >&3 2>&1 ;;
 		esac
 		st=$?
 		echo "# vm-time $name $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN {printf "%.1f", b - a}') s" >&3

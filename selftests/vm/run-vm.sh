@@ -42,6 +42,11 @@
 #     --append ARGS    more kernel command-line parameters
 # The host's root is shared read-only (9p) at /host in the VM.
 #     --quiet          do not stream the TAP to stdout
+# A test may reset the VM on purpose (a crash test): it prints "# vm-reset
+# NAME" (its file name) and resets it (sysrq b); -no-reboot ends QEMU. The VM
+# is then booted again on the same data disk with tandem.resume=NAME: init
+# runs NAME again with VM_RESUMED=1 and the tests after it (at most 3 resets
+# a run; tap.log keeps every boot's TAP in order).
 # Exit status: 0 when every test passed or skipped, the VM finished, and
 # dmesg showed no oops/warning; 1 otherwise. Results per test program go to
 # build/logs/vm.results ("PASS FAIL SKIP NAME"), logs to build/logs/vm/
@@ -232,8 +237,9 @@ cxl)
 esac
 tcgnote=''
 [ "$tcg" = single ] && tcgnote=' (single-threaded TCG)'
+keep_disk=0	# 1: boot again on the data disk as the last boot left it
 boot_vm() {
-make_disk
+[ "$keep_disk" = 1 ] || make_disk
 : >"$console"; : >"$tap"
 t0=$(date +%s.%N)
 timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu max \
@@ -265,12 +271,32 @@ echo "# vm: qemu exited $qstatus after $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf
 # (static keys) on the other vCPU. Such a boot ran none of our code, so it is
 # booted once more, and said so; a panic once init has written to the TAP
 # console (tests began, or the module was loaded) is never retried.
+rm -f "$tap.boots" "$logdir"/console-before-reset-*.log
 boot_vm
 if [ ! -s "$tap" ] && grep -aq 'Kernel panic' "$console"; then
 	echo "# vm: the kernel panicked while booting, before init ran (none of tandem's code had run); console:"
 	grep -a -m1 -B2 -A8 -E 'Oops|BUG:|Kernel panic' "$console" | sed 's/^/#   /'
 	echo "# vm: booting once more"
 	boot_vm
+fi
+
+# the test a boot's TAP ($1) says reset the VM: its last marker is "# vm-reset NAME"
+reset_by() {
+	tr -d '\r' <"$1" | grep -a -E '^# vm-(reset|end|done)( |$)' | tail -n 1 |
+		sed -n 's/^# vm-reset \([^ ]*\)$/\1/p'
+}
+resets=0 base_append=$append
+while [ $resets -lt 3 ] && r=$(reset_by "$tap") && [ -n "$r" ]; do
+	resets=$((resets + 1))
+	cat "$tap" >>"$tap.boots"
+	mv "$console" "$logdir/console-before-reset-$resets.log"
+	echo "# vm: $r reset the VM: booting again on the same data disk"
+	keep_disk=1 append="$base_append tandem.resume=$r"
+	boot_vm
+done
+if [ -f "$tap.boots" ]; then
+	cat "$tap.boots" "$tap" >"$tap.tmp" && mv "$tap.tmp" "$tap"
+	rm -f "$tap.boots"
 fi
 
 # split the TAP stream into one log per test program and score each
