@@ -95,7 +95,7 @@ $(PRED_TEST_BINS): $(B)/selftests/host/%: selftests/host/%.c $(PRED_ASAN_LIB) $(
 		$(KSFT_CFLAGS) -Iselftests/lib -o $@ $< \
 		$(PRED_ASAN_LIB) $(PRED_LDLIBS)
 
-# The GPU checks' kit (predictor/tools/gpu_check.sh): tandemctl and
+# The GPU checks' kit (bench/predictor/gpu_check.sh): tandemctl and
 # test_predict_golden without sanitizers (a GPU machine has no libasan), with
 # the shared libraries they need beside them (glibc excepted).
 GPU_KIT := $(B)/gpu-kit

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Measured runs: the CSV written by predictor/tools/profile.py. Comment
+ * Measured runs: the CSV written by bench/predictor/profile.py. Comment
  * lines start with '#'; the first other line names the columns; the
  * columns used are arch, onnx, batch, gpus, nodes and time_median_s. Each
  * architecture's ONNX graph (path relative to the CSV) is imported once.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Architectures the predictor is trained on (predictor/tools/profile.py).
+"""Architectures the predictor is trained on (bench/predictor/profile.py).
 
 Two sets:
   arch_set(32)   the original CIFAR-sized set: 44 torchvision classifiers

@@ -10,7 +10,7 @@ training host's own runs of those architectures (same-host reference).
 `--probe-args` are passed to every prediction (default --no-probe: the
 training set's host was never probed, so no mapping can be applied).
 
-    python3 predictor/tools/crosshost.py --train predictor/data/r224-2026-12-03/runs.csv \
+    python3 bench/predictor/crosshost.py --train predictor/data/r224-2026-12-03/runs.csv \
         --score NAME=CSV[:ONNXDIR] ... [--tandemctl build/tandemctl]
 """
 import argparse, csv, io, json, os, subprocess, sys, tempfile

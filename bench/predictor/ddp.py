@@ -6,7 +6,7 @@ torch.distributed with the gloo backend on loopback (127.0.0.1 only), one
 thread per worker process, DistributedDataParallel (buckets, overlap with
 the backward pass, as users run it).
 
-    /usr/bin/python3 predictor/tools/ddp.py --out DIR --all [--reps 3] [--arch A,B,...]
+    /usr/bin/python3 bench/predictor/ddp.py --out DIR --all [--reps 3] [--arch A,B,...]
         the repeatable protocol: --reps rounds; each round measures the
         gloo all-reduce once, then every architecture in turn (so a slow
         phase of the host is spread over all of them instead of holding
@@ -23,9 +23,9 @@ the backward pass, as users run it).
         before each forward, to measure what it costs. Rows (one per run:
         median wall and CPU time per iteration, the host's steal share and
         load during it) go to DIR/runs.csv.
-    /usr/bin/python3 predictor/tools/ddp.py --out DIR --allreduce
+    /usr/bin/python3 bench/predictor/ddp.py --out DIR --allreduce
         one gloo all-reduce sweep of 2 workers, 64 KiB..64 MiB (DIR/allreduce.csv)
-    /usr/bin/python3 predictor/tools/ddp.py --out DIR --report
+    /usr/bin/python3 bench/predictor/ddp.py --out DIR --report
         the ring fitted to allreduce.csv (least squares over every point,
         T = S/B + 2a for p = 2) and, per architecture, the median over rounds
         of each mode, the 2-worker range, and the predicted 2-worker

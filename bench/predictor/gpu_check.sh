@@ -11,7 +11,7 @@
 #      export with the GPU node's torch, time on its GPU).
 # Built here with `make gpu-kit` (a tandemctl and a test binary without
 # sanitizers, with the shared libraries they need), then run from the top of
-# the tree:  bash predictor/tools/gpu_check.sh build/gpu-kit OUTDIR [MINUTES]
+# the tree:  bash bench/predictor/gpu_check.sh build/gpu-kit OUTDIR [MINUTES]
 # Each step runs even when the one before it failed; the summary is OUTDIR/summary.txt.
 set -u
 kit=$(cd "${1:?kit directory}" && pwd)
@@ -57,7 +57,7 @@ py=python3
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null && py=/usr/bin/python3
 say "profile: $($py -c 'import torch, torchvision, onnx; print("torch", torch.__version__, "torchvision", torchvision.__version__, "onnx", onnx.__version__)' 2>&1 | tail -1)"
 prof=$(mktemp -d)
-PYTHONUNBUFFERED=1 timeout $((budget * 60 + 120)) $py predictor/tools/profile.py --res 224 \
+PYTHONUNBUFFERED=1 timeout $((budget * 60 + 120)) $py bench/predictor/profile.py --res 224 \
 	--device cuda --mix --batches 8,32,64,128 --graphs predictor/data/r224-2026-12-03 --budget-min "$budget" --out "$prof" \
 	>"$out/profile.log" 2>&1
 say "profile.py: rc $?, $(grep -c 'batches in' "$out/profile.log") architectures," \

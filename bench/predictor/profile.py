@@ -5,9 +5,9 @@
 Run with Debian's interpreter (/usr/bin/python3), which has python3-torch,
 python3-torchvision and python3-onnx:
 
-    nice /usr/bin/python3 predictor/tools/profile.py --res 224 --out predictor/data/r224
+    nice /usr/bin/python3 bench/predictor/profile.py --res 224 --out predictor/data/r224
 
-For every architecture of the set (predictor/tools/archs.py; --res 32: the
+For every architecture of the set (bench/predictor/archs.py; --res 32: the
 CIFAR-sized set, --res 224: the ImageNet-sized one) it
   * exports the graph as ONNX in TRAINING mode without weights and writes
     <out>/onnx/<arch>.onnx. The 224x224 set is a plain export

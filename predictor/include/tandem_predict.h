@@ -254,7 +254,7 @@ int tp_ood_warnings(const struct tp_model *m, const struct tp_graph *g, const st
 /* ---- data, training, evaluation ---- */
 
 struct tp_dataset;
-/* runs.csv of predictor/tools/profile.py; ONNX paths relative to the CSV.
+/* runs.csv of bench/predictor/profile.py; ONNX paths relative to the CSV.
  * Several CSVs make one data set (e.g. the 32x32 and 224x224 sets); runs
  * of one architecture name in several CSVs are one architecture for
  * cross-validation. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# predictor/tools/ddp.py, the data-parallel measurement behind the predictor's
+# bench/predictor/ddp.py, the data-parallel measurement behind the predictor's
 # all-reduce term (Documentation/results/predictor.md, "The distributed term against
 # data-parallel runs"): --report on the committed runs reproduces the committed
 # reports and the figures the documentation states, for both CSV layouts (the
@@ -10,7 +10,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 PY=/usr/bin/python3
-DDP=$top/predictor/tools/ddp.py
+DDP=$top/bench/predictor/ddp.py
 D=$top/predictor/data
 DOC=$top/Documentation/results/predictor.md
 ksft_plan 8
