@@ -100,6 +100,6 @@ demo_compare "writer's wait, scratch" "${SC[@]}" -- "write + fsync to the store"
 cat "$out/compare.txt"
 read -r scm _ _ <<<"$(demo_stats "${SC[@]}")"
 read -r stm _ _ <<<"$(demo_stats "${ST[@]}")"
-demo_row "$PART${node[*]:+ (node 0: no CXL node here)}" "scratch: job waits $scm s, durable at $sdm s" \
-	"store + fsync: $stm s (no fsync: $snm s)" "$DEMO_GAIN"
+demo_row "$PART${node[*]:+ (node 0)}" "waits $scm s, durable at $sdm s" \
+	"store+fsync $stm s, no fsync $snm s" "$DEMO_GAIN"
 echo "# $(demo_load); the scratch part took $(($(date +%s) - t0)) s"

@@ -68,8 +68,8 @@ done
 echo
 echo "### summary (lower is better for every time; gain: measured against baseline, from the medians; see each part above)"
 paste "$DEMO_SUMMARY" "$out/durations" | awk -F'\t' '
-	BEGIN { printf "%-44s | %-38s | %-36s | %-46s | %s\n", "part", "measured", "baseline", "gain", "took"
-		s = sprintf("%200s", ""); gsub(/ /, "-", s); print substr(s, 1, 180) }
-	{ printf "%-44s | %-38s | %-36s | %-46s | %s s\n", $1, $2, $3, $4, $5 }'
+	BEGIN { printf "%-41s | %-34s | %-36s | %-44s | %s\n", "part", "measured", "baseline", "gain", "took"
+		s = sprintf("%200s", ""); gsub(/ /, "-", s); print substr(s, 1, 172) }
+	{ printf "%-41s | %-34s | %-36s | %-44s | %s s\n", $1, $2, $3, $4, $5 }'
 echo "# the whole demo took $(($(date +%s) - t0)) s; uptime at the end: $(uptime)"
 exit $rc
