@@ -5,7 +5,7 @@
 #                   the BPF objects, the predictor library and the tests
 #   make deps       install missing Debian packages (root)
 #   make check      build, run host tests and VM tests; last line "N passed, N failed, N skipped"
-#   make demo       real PyTorch jobs on a throttled store here, then the VM rig (steering)
+#   make demo       staggering real PyTorch jobs, the predictor, the scratch tier, steering in the VM rig
 #   make clean      remove everything built
 #
 # Userspace output goes under $(B)/ (ignored). Components add themselves through
@@ -72,7 +72,6 @@ check-vm: all vm-modules
 
 demo: deps
 	@$(MAKE) --no-print-directory all vm-modules
-	@bash scripts/demo-real.sh; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 3 ] || exit $$rc
 	@bash scripts/demo.sh
 
 clean:

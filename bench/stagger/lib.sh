@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared by bench/stagger/run.sh and scripts/demo.sh: boot the VM rig for one
+# Shared by bench/stagger/run.sh (and, before 2026-12-06, make demo): boot the VM rig for one
 # scenario, pull the results out of its TAP log, and tabulate predicted
 # against measured makespans. Needs $top and $T (tandemctl on the host).
 
