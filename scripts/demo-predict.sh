@@ -4,7 +4,7 @@
 # ResNet-34 at 224x224 is held out of the built-in 224x224 model's training
 # (Documentation/predictor.md; its runs are in r224-2026-12-03/heldout.csv,
 # not in that model's runs.csv; the 32x32 model, which a 224x224 graph does
-# not get, was trained on it at 32x32). predictor/tools/profile.py exports it here with a plain
+# not get, was trained on it at 32x32). bench/predictor/profile.py exports it here with a plain
 # torch.onnx.export (training mode, no weights, nothing else) and times its
 # training iterations on this host (forward + loss + backward + SGD step, one
 # thread, process CPU time, median of 5 after 2 warm-up); `tandemctl
@@ -47,8 +47,8 @@ mkdir -p "$out"
 t0=$(date +%s)
 echo "### the predictor: $arch at 224x224, held out of the 224x224 built-in model's training (not in $train224)"
 echo "# $(demo_load)"
-echo "# export and timing: $PY predictor/tools/profile.py --res 224 --only $arch --batches $batches"
-nice -n 0 $PY "$top/predictor/tools/profile.py" --res 224 --only "$arch" --batches "$batches" \
+echo "# export and timing: $PY bench/predictor/profile.py --res 224 --only $arch --batches $batches"
+nice -n 0 $PY "$top/bench/predictor/profile.py" --res 224 --only "$arch" --batches "$batches" \
 	--out "$out/prof" >"$out/profile.txt" 2>&1 || {
 	tail -n 20 "$out/profile.txt"; echo "demo (predictor): profile.py failed" >&2; exit 1; }
 onnx=$out/prof/onnx/$arch.onnx
