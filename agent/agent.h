@@ -188,7 +188,7 @@ int tandem_agent_tick(struct tandem_agent *a, uint64_t now_ms);
 void tandem_agent_release_all(struct tandem_agent *a, const char *reason);
 void tandem_agent_state_free(struct tandem_agent *a);
 
-/* metrics.c: write <metrics_dir>/tandem_agent.prom now */
+/* prom_file.c: write <metrics_dir>/tandem_agent.prom now */
 int tandem_agent_write_metrics(struct tandem_agent *a);
 /* base.c: the reasons a release can have, as counted in a->releases[] */
 extern const char *const tandem_agent_release_reasons[16];

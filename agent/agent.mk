@@ -1,5 +1,5 @@
 # The node agent (tandem-agent). Two parts:
-#   the protocol server (server.c, state.c, conn.c, metrics.c, base.c,
+#   the protocol server (server.c, state.c, conn.c, prom_file.c, base.c,
 #   policy_fixed.c, with
 #   ctl/lib/agent_proto.c, ctl/lib/stagger.c and ctl/lib/prom.c): libc only; host tests named
 #   selftests/host/test_agent_*.c link its sanitized archive;
@@ -10,7 +10,7 @@
 # Variables of later fragments (CTL_CFLAGS, CTL_LDLIBS) are used in recipes
 # only, which make expands when it runs them.
 
-AGENT_CORE_SRCS := agent/server.c agent/state.c agent/conn.c agent/metrics.c agent/base.c \
+AGENT_CORE_SRCS := agent/server.c agent/state.c agent/conn.c agent/prom_file.c agent/base.c \
 		   agent/policy_fixed.c
 AGENT_NODE_SRCS := agent/node.c agent/policy_model.c
 AGENT_LIBOBJS   := $(B)/ctl/lib/agent_proto.o $(B)/ctl/lib/stagger.o $(B)/ctl/lib/prom.o

@@ -112,7 +112,7 @@ extern unsigned int tandem_max_datasets;
 extern unsigned int tandem_max_files;
 extern atomic64_t tandem_live_objects;
 
-/* node.c */
+/* cxl_node.c */
 int tandem_node_autodetect(char *reason, size_t len);
 int tandem_node_validate(int nid);
 int tandem_node_set(int nid, const char **why);	/* caller holds tandem.lock */
@@ -124,7 +124,7 @@ void tandem_headroom_apply(void);	/* again, after the CXL node changed; takes it
 
 /*
  * The files, bottom to top: each calls only the ones listed before it (and
- * node.c, headroom.c, compat.h):
+ * cxl_node.c, headroom.c, compat.h):
  *   registry.c   datasets and files as objects: ids, references, lookups, walks
  *   steer.c      steering (the page-cache probes and the worker)
  *   prefetch.c   prefetch; its "done" event reaches netlink through a callback

@@ -47,7 +47,7 @@ $(B)/tandemctl $(B)/asan/libtandemctl.a: $(PRED_LIB)
 
 # the encoder's loops need -O3's vectoriser (after CFLAGS' -O2)
 PRED_OPT :=
-$(B)/predictor/nn.o $(B)/asan/predictor/nn.o $(B)/predictor/model.o: PRED_OPT := -O3
+$(B)/predictor/nn.o $(B)/asan/predictor/nn.o $(B)/predictor/ghn_model.o: PRED_OPT := -O3
 # the probe's kernels too (their clones are compiled for AVX2+FMA and the baseline)
 $(B)/predictor/probe.o $(B)/asan/predictor/probe.o: PRED_OPT := -O3
 

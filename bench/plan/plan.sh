@@ -3,7 +3,7 @@
 # One plan (issue 34) on real PyTorch jobs, with the learned order in
 # effect: the host's throttled loop store (10 MiB/s; dataset a of
 # measure.sh: 2000 JPEGs), no tandem.ko (the host cannot load it), so the
-# learned order's prefetch is tandemctl's own thread (ctl/release/prefetch.c).
+# learned order's prefetch is tandemctl's own thread (ctl/release/uprefetch.c).
 # Per scenario: one calibrate, two runs at stagger 0 that learn the read
 # order (--learn-order, a file per scenario), then REPS repetitions of the
 # grid, interleaved (every schedule of a repetition, then the next

@@ -6,7 +6,7 @@
  * there, and after the run whether this run's order is kept, and as stable.
  *
  * With --learn-order FILE always (recording needs CAP_SYS_ADMIN; the
- * prefetch is tandem.ko's, or without it a thread of tandemctl: prefetch.c);
+ * prefetch is tandem.ko's, or without it a thread of tandemctl: uprefetch.c);
  * without it only when tandem.ko steers this run's dataset and we are root,
  * in LEARN_DIR under a key of the dataset and the commands.
  * A learned order is prefetched by only once two runs agreed on it, and

@@ -196,7 +196,7 @@ struct rel_module {
 extern const struct rel_ops rel_module_ops;
 
 /*
- * Without tandem.ko (prefetch.c): a thread of tandemctl reads files in
+ * Without tandem.ko (uprefetch.c): a thread of tandemctl reads files in
  * their order (1 MiB pread()s, one at a time, paced by cap_bps) from the
  * registration, just before the first release, until it is through or the
  * jobs have ended; its figures go to *report (prefetch_by "tandemctl").
