@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,22 +32,32 @@ int procio_pid(pid_t pid, struct procio *io)
 	return 0;
 }
 
-/* Field 5 of /proc/PID/stat, after the parenthesised command name. */
-static pid_t pid_pgrp(const char *pid)
+int procio_stat(pid_t pid, struct proc_stat *ps)
 {
-	char path[64], buf[512], *p;
-	int pgrp = -1;
-	FILE *f;
+	unsigned long long ut, st, cut, cst;
+	char path[64], buf[1024], *p;
+	int fd, err, ppid, pgrp;
+	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		if (sscanf(p + 1, " %*c %*d %d", &pgrp) != 1)
-			pgrp = -1;
-	fclose(f);
-	return pgrp;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	err = n < 0 ? -errno : -EIO;
+	close(fd);
+	if (n <= 0)
+		return err;
+	buf[n] = 0;
+	/* the command name is in parentheses and may hold anything: after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			 &ps->state, &ppid, &pgrp, &ut, &st, &cut, &cst) != 7)
+		return -EIO;
+	ps->ppid = ppid;
+	ps->pgrp = pgrp;
+	ps->cpu_s = (double)(ut + st + cut + cst) / sysconf(_SC_CLK_TCK);
+	return 0;
 }
 
 int procio_group(pid_t pgid, struct procio *io)
@@ -58,34 +69,14 @@ int procio_group(pid_t pgid, struct procio *io)
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
+		struct proc_stat ps;
+
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		if (pid_pgrp(e->d_name) == pgid)
+		if (!procio_stat(atoi(e->d_name), &ps) && ps.pgrp == pgid)
 			procio_pid(atoi(e->d_name), io);	/* gone meanwhile: skip */
 	}
 	closedir(d);
-	return 0;
-}
-
-/* pgrp and utime + stime + cutime + cstime (fields 5, 14-17) of /proc/PID/stat */
-static int pid_stat(const char *pid, pid_t *pgrp, double *cpu_s)
-{
-	unsigned long long ut, st, cut, cst;
-	char path[64], buf[1024], *p;
-	int ok = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		ok = sscanf(p + 1, " %*c %*d %d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-			    pgrp, &ut, &st, &cut, &cst) == 5;
-	fclose(f);
-	if (!ok)
-		return -EIO;
-	*cpu_s = (double)(ut + st + cut + cst) / sysconf(_SC_CLK_TCK);
 	return 0;
 }
 
@@ -99,16 +90,15 @@ int procio_group_procs(pid_t pgid, struct procio_proc *out, int max, int *n)
 		return -errno;
 	while ((e = readdir(d))) {
 		struct procio io = { 0 };
-		pid_t pgrp;
-		double cpu;
+		struct proc_stat ps;
 
 		if (!isdigit((unsigned char)e->d_name[0]) ||
-		    pid_stat(e->d_name, &pgrp, &cpu) || pgrp != pgid)
+		    procio_stat(atoi(e->d_name), &ps) || ps.pgrp != pgid)
 			continue;
 		if (*n < max) {
 			procio_pid(atoi(e->d_name), &io);	/* gone meanwhile: 0 */
 			out[*n] = (struct procio_proc){ .pid = atoi(e->d_name),
-							.rchar = io.rchar, .cpu_s = cpu };
+							.rchar = io.rchar, .cpu_s = ps.cpu_s };
 		}
 		(*n)++;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * I/O counters of a process group from /proc/PID/io. A process's counters
+ * A process's /proc/PID/stat (the one parser of it), and the I/O counters
+ * of a process group from /proc/PID/io. A process's counters
  * include its reaped children (the kernel adds them on reap), so summing
  * the live members of the group counts the whole tree that stayed in it.
  */
@@ -15,6 +16,16 @@ struct procio {
 	uint64_t read_bytes;	/* bytes fetched from storage */
 	int nproc;		/* live members found */
 };
+
+/* One process's /proc/PID/stat: the fields Tandem reads. */
+struct proc_stat {
+	char state;		/* R, S, D, Z (zombie), X (dead), ... */
+	pid_t ppid, pgrp;
+	double cpu_s;		/* utime + stime + cutime + cstime, seconds */
+};
+
+/* 0, -errno when it cannot be read (-ENOENT: gone), -EIO when malformed */
+int procio_stat(pid_t pid, struct proc_stat *ps);
 
 /* Sum over the processes whose process group is pgid. */
 int procio_group(pid_t pgid, struct procio *io);

@@ -348,19 +348,9 @@ static int supervise(struct rel_run *r, const sigset_t *set)
 
 static int parent_of(int pid)
 {
-	char path[64], buf[512], *p;
-	int ppid = -1;
-	FILE *f;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		ppid = -1;
-	fclose(f);
-	return ppid;
+	return procio_stat(pid, &ps) ? -1 : ps.ppid;
 }
 
 /* SIGKILL every child of ours; true if there was one. */

@@ -20,25 +20,16 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/procio.h"
 #include "lib/util.h"
 #include "scratch/internal.h"
 
-/* exited and not yet reaped (by its parent, or init) */
+/* exited and not yet reaped (by its parent, or init), or gone */
 static bool is_zombie(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	return procio_stat(pid, &ps) || ps.state == 'Z' || ps.state == 'X';
 }
 
 static bool is_drainer(pid_t pid)

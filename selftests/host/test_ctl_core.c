@@ -6,13 +6,18 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "lib/files.h"
 #include "lib/numa.h"
 #include "lib/out.h"
+#include "lib/procio.h"
 #include "lib/util.h"
 
 TEST(parse_numbers)
@@ -245,6 +250,40 @@ TEST_F(tree, numa_nodes_from_sysfs)
 	EXPECT_EQ(4, nodes[1].anon_pages_kb);
 	/* the largest CPU-less node, as the module's auto-detection picks */
 	EXPECT_EQ(2, numa_cpuless_node(nodes, n));
+}
+
+/* the one /proc/PID/stat parser: ours, a zombie child's, a name with ") " in it, a gone pid */
+TEST(proc_stat_fields)
+{
+	struct proc_stat ps;
+	int status;
+	pid_t child;
+
+	ASSERT_EQ(0, procio_stat(getpid(), &ps));
+	EXPECT_EQ('R', ps.state);
+	EXPECT_EQ(getppid(), ps.ppid);
+	EXPECT_EQ(getpgrp(), ps.pgrp);
+	EXPECT_GE(ps.cpu_s, 0.0);
+
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child) {
+		/* a command name that fools a parser reading up to the first ')' */
+		if (prctl(PR_SET_NAME, "a) Z 1 1 (b", 0, 0, 0))
+			_exit(2);
+		_exit(0);
+	}
+	for (int i = 0; i < 500; i++) {	/* until it has exited, unreaped */
+		ASSERT_EQ(0, procio_stat(child, &ps));
+		if (ps.state == 'Z')
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ('Z', ps.state);
+	EXPECT_EQ(getpid(), ps.ppid);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-ENOENT, procio_stat(child, &ps));
 }
 
 TEST_HARNESS_MAIN
