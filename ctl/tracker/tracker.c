@@ -548,35 +548,6 @@ void tracker_need_print(const struct tracker_need *n, const char *name)
 		(unsigned long long)n->pages);
 }
 
-int tracker_dataset_add(struct tracker *t, const char *name,
-			char *const *paths, int npaths,
-			struct tracker_add_result *res)
-{
-	struct file_list fl = { 0 };
-	struct tracker_need need;
-	int err;
-
-	memset(res, 0, sizeof(*res));
-	/* the same files as every other command (lib/files.h), walked before the lock */
-	err = file_list_collect(&fl, (char **)paths, npaths);
-	if (err)
-		goto free_fl;
-	err = tracker_lock(t) ?: tracker_refresh(t);
-	if (err)
-		goto out_unlock;
-	/* all or nothing: a dataset registered in part counts in part */
-	err = tracker_need(t, &fl, &need);
-	if (err == -E2BIG)
-		tracker_need_print(&need, name);
-	if (!err)
-		err = tracker_dataset_add_list(t, name, &fl, res);
-out_unlock:
-	tracker_unlock(t);
-free_fl:
-	file_list_free(&fl);
-	return err;
-}
-
 uint32_t tracker_add_counts_in(const struct tracker_add_result *res)
 {
 	if (!res->added && res->present && res->owner && res->owner != TRACKER_OWNER_MIXED)

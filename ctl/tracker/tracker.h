@@ -104,9 +104,6 @@ struct tracker_add_result {
 	uint64_t pages;		/* pages of the newly registered files */
 	struct file_skips skipped;	/* what the walk left out */
 };
-int tracker_dataset_add(struct tracker *t, const char *name,
-			char *const *paths, int npaths,
-			struct tracker_add_result *res);
 #define TRACKER_OWNER_MIXED	UINT32_MAX
 /*
  * Where the reads of the files just added count: the new dataset, or, when
