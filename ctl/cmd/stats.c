@@ -25,22 +25,6 @@
 #include "module/module.h"
 #include "tracker/tracker.h"
 
-static const char *job_name(const struct tracker_snapshot *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->njobs; i++)
-		if (s->jobs[i].id == id)
-			return s->jobs[i].job.name;
-	return id ? "?" : "(untracked)";
-}
-
-static const char *dataset_name(const struct tracker_snapshot *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->ndatasets; i++)
-		if (s->datasets[i].id == id)
-			return s->datasets[i].ds.name;
-	return "?";
-}
-
 static void print_pages(const char *key, const char *label, uint64_t pages)
 {
 	char bkey[64];
@@ -72,7 +56,7 @@ static void print_shared_from(const struct tracker_snapshot *s, uint32_t job,
 		any = true;
 		out_obj_open(NULL);
 		out_u64("job", "job %llu", m->key.loader);
-		out_str("name", " %s", job_name(s, m->key.loader));
+		out_str("name", " %s", tracker_snapshot_job_name(s, m->key.loader));
 		out_u64("pages", ": %llu", m->pages);
 		out_obj_close();
 	}
@@ -89,7 +73,7 @@ static void print_row(const struct tracker_snapshot *s,
 
 	out_obj_open(NULL);
 	out_u64("dataset", "  dataset %llu", r->key.dataset);
-	out_str("name", " %s:", dataset_name(s, r->key.dataset));
+	out_str("name", " %s:", tracker_snapshot_dataset_name(s, r->key.dataset));
 	print_pages("miss", "\n    missed", c->miss);
 	out_u64("first_access_pages", NULL, c->first_access);
 	print_pages("own_hit", "\n    own hits", c->own_hit);
@@ -111,7 +95,7 @@ static void print_job(const struct tracker_snapshot *s, uint32_t id,
 {
 	out_obj_open(NULL);
 	out_u64("job", "job %llu", id);
-	out_str("name", " %s", job_name(s, id));
+	out_str("name", " %s", tracker_snapshot_job_name(s, id));
 	if (j) {
 		out_u64("root_pid", " (pid %llu", j->job.root_pid);
 		out_u64("procs", ", %llu running", j->nproc);

@@ -34,22 +34,6 @@ static const struct {
 	  offsetof(struct tandem_trk_counts, evict) },
 };
 
-static const char *dataset_name(const struct tracker_snapshot *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->ndatasets; i++)
-		if (s->datasets[i].id == id)
-			return s->datasets[i].ds.name;
-	return "?";
-}
-
-static const char *job_name(const struct tracker_snapshot *s, uint32_t id)
-{
-	for (size_t i = 0; i < s->njobs; i++)
-		if (s->jobs[i].id == id)
-			return s->jobs[i].job.name;
-	return id ? "?" : "(untracked)";
-}
-
 static void write_counts(struct tandem_prom *p, const char *node,
 			 const struct tracker_snapshot *s)
 {
@@ -61,8 +45,8 @@ static void write_counts(struct tandem_prom *p, const char *node,
 			uint64_t pages;
 			char id[16];
 			struct tandem_prom_label l[] = {
-				{ "node", node }, { "dataset", dataset_name(s, r->key.dataset) },
-				{ "job", job_name(s, r->key.job) }, { "job_id", id },
+				{ "node", node }, { "dataset", tracker_snapshot_dataset_name(s, r->key.dataset) },
+				{ "job", tracker_snapshot_job_name(s, r->key.job) }, { "job_id", id },
 			};
 
 			memcpy(&pages, (const char *)&r->c + count_families[f].off, sizeof(pages));

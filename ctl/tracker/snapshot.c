@@ -209,6 +209,22 @@ void tracker_snapshot_free(struct tracker_snapshot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+const char *tracker_snapshot_dataset_name(const struct tracker_snapshot *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->ndatasets; i++)
+		if (s->datasets[i].id == id)
+			return s->datasets[i].ds.name;
+	return "?";
+}
+
+const char *tracker_snapshot_job_name(const struct tracker_snapshot *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->njobs; i++)
+		if (s->jobs[i].id == id)
+			return s->jobs[i].job.name;
+	return id ? "?" : "(untracked)";
+}
+
 struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *s,
 						 uint32_t job, uint32_t dataset)
 {

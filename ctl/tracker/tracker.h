@@ -197,6 +197,9 @@ struct tracker_snapshot {
 
 int tracker_snapshot_read(struct tracker *t, struct tracker_snapshot *s);
 void tracker_snapshot_free(struct tracker_snapshot *s);
+/* a dataset's or job's name in the snapshot: "?" when absent, job 0 "(untracked)" */
+const char *tracker_snapshot_dataset_name(const struct tracker_snapshot *s, uint32_t id);
+const char *tracker_snapshot_job_name(const struct tracker_snapshot *s, uint32_t id);
 /* one (job, dataset) row, summed; zeroes when absent */
 struct tandem_trk_counts tracker_snapshot_counts(const struct tracker_snapshot *s,
 						 uint32_t job, uint32_t dataset);
