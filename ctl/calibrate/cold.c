@@ -40,7 +40,7 @@ int cal_resident(const struct sample_set *ds, uint64_t nsamples, double *frac)
 	return 0;
 }
 
-static int drop_caches(void)
+static int drop_page_cache(void)
 {
 	int fd, err = 0;
 
@@ -61,7 +61,7 @@ int cal_make_cold(const struct sample_set *ds, uint64_t nsamples, enum cal_cold 
 	int err = 0;
 
 	if (how == CAL_COLD_DROP_CACHES) {
-		err = drop_caches();
+		err = drop_page_cache();
 	} else {
 		for (uint32_t f = 0; f < nf && !err; f++) {
 			int fd = open(ds->files.paths[f], O_RDONLY | O_CLOEXEC);
