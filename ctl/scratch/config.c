@@ -183,7 +183,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int scratch_names(char ***names, size_t *n)
+int scratch_dir_names(const char *dir, bool (*keep)(const char *name),
+		      char ***names, size_t *n)
 {
 	struct dirent *de;
 	char **v = NULL, **nv;
@@ -193,11 +194,11 @@ int scratch_names(char ***names, size_t *n)
 
 	*names = NULL;
 	*n = 0;
-	d = opendir(scratch_root());
+	d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;	/* none made yet */
 	while (!err && (de = readdir(d))) {
-		if (scratch_name_check(de->d_name))
+		if (scratch_name_check(de->d_name) || (keep && !keep(de->d_name)))
 			continue;
 		nv = realloc(v, (cnt + 1) * sizeof(*v));
 		if (!nv || !(nv[cnt] = strdup(de->d_name))) {
@@ -218,6 +219,11 @@ int scratch_names(char ***names, size_t *n)
 	*names = v;
 	*n = cnt;
 	return 0;
+}
+
+int scratch_names(char ***names, size_t *n)
+{
+	return scratch_dir_names(scratch_root(), NULL, names, n);
 }
 
 void scratch_names_free(char **names, size_t n)

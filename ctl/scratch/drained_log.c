@@ -23,8 +23,7 @@ int64_t stat_mtime_ns(const struct stat *st)
 	return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
-/* '%' and '\n' of s as %25 and %0A, into out (3x as long as s) */
-static void esc(const char *s, char *out)
+void scratch_path_esc(const char *s, char *out)
 {
 	for (; *s; s++) {
 		if (*s == '%' || *s == '\n')
@@ -35,7 +34,7 @@ static void esc(const char *s, char *out)
 	*out = 0;
 }
 
-static void unesc(char *s)
+void scratch_path_unesc(char *s)
 {
 	char *o = s;
 	unsigned int v;
@@ -71,7 +70,7 @@ static int log_line(struct drain_log *log, char *line)
 	if (sscanf(line, "%lf %llu %lld.%lld %n", &t, &bytes, &sec, &nsec, &off) != 4 || !off ||
 	    !line[off])
 		return 0;
-	unesc(line + off);
+	scratch_path_unesc(line + off);
 	r->path = strdup(line + off);
 	if (!r->path)
 		return -ENOMEM;
@@ -185,7 +184,7 @@ int drain_log_append(const struct scratch_cfg *c, const char *path, const struct
 		err = -ENOMEM;
 		goto free_bufs;
 	}
-	esc(path, e);
+	scratch_path_esc(path, e);
 	n = sprintf(line, "%.6f %llu %lld.%09ld %s\n", t, (unsigned long long)st->st_size,
 		    (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec, e);
 	snprintf(lp, sizeof(lp), "%s/drained.log", c->dir);

@@ -3,11 +3,20 @@
 #ifndef TANDEM_CTL_SCRATCH_INTERNAL_H
 #define TANDEM_CTL_SCRATCH_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "scratch/scratch.h"
+
+/* The scratch names among DIR's entries that keep() accepts (NULL: all), sorted (config.c). */
+int scratch_dir_names(const char *dir, bool (*keep)(const char *name),
+		      char ***names, size_t *n);
+/* A path in a log line: '%' and '\n' as %25 and %0A (out: 3x as long as s, plus one),
+ * and back in place (drained_log.c; journal.c's lines too). */
+void scratch_path_esc(const char *s, char *out);
+void scratch_path_unesc(char *s);
 
 /* c's config file, written whole (config.c), in its state folder or in dir */
 int scratch_cfg_save(const struct scratch_cfg *c);

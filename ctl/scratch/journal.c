@@ -45,34 +45,6 @@ struct jlines {
 	size_t n, room;
 };
 
-/* '%' and '\n' as %25 and %0A (out: 3x as long as s, plus one) */
-static void jesc(const char *s, char *out)
-{
-	for (; *s; s++) {
-		if (*s == '%' || *s == '\n')
-			out += sprintf(out, "%%%02X", (unsigned char)*s);
-		else
-			*out++ = *s;
-	}
-	*out = 0;
-}
-
-static void junesc(char *s)
-{
-	char *o = s;
-	unsigned int v;
-
-	for (; *s; s++) {
-		if (*s == '%' && sscanf(s + 1, "%2X", &v) == 1) {
-			*o++ = (char)v;
-			s += 2;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = 0;
-}
-
 /* append text (one write of O_APPEND) to c's journal, fdatasync'ed when sync */
 static void journal_write(const struct scratch_cfg *c, const char *text, bool sync)
 {
@@ -104,7 +76,7 @@ static void journal_line(const struct scratch_cfg *c, const char *prefix, const 
 		return;
 	}
 	strcpy(line, prefix);
-	jesc(rel, line + strlen(prefix));
+	scratch_path_esc(rel, line + strlen(prefix));
 	strcat(line, "\n");
 	journal_write(c, line, sync);
 	free(line);
@@ -275,7 +247,7 @@ static int jline_parse(struct jlines *l, char *line)
 		l->v = nv;
 	}
 	j = &l->v[l->n];
-	junesc(line + off);
+	scratch_path_unesc(line + off);
 	j->path = strdup(line + off);
 	if (!j->path)
 		return -ENOMEM;
@@ -428,44 +400,7 @@ static bool is_lost(const char *name)
 	return !access(path, F_OK);
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int scratch_lost_names(char ***names, size_t *n)
 {
-	char **v = NULL, **nv;
-	struct dirent *de;
-	size_t cnt = 0;
-	int err = 0;
-	DIR *d;
-
-	*names = NULL;
-	*n = 0;
-	d = opendir(scratch_record_root());
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while (!err && (de = readdir(d))) {
-		if (scratch_name_check(de->d_name) || !is_lost(de->d_name))
-			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (!nv || !(nv[cnt] = strdup(de->d_name))) {
-			v = nv ? nv : v;
-			err = -ENOMEM;
-			break;
-		}
-		v = nv;
-		cnt++;
-	}
-	closedir(d);
-	if (err) {
-		scratch_names_free(v, cnt);
-		return err;
-	}
-	if (cnt)
-		qsort(v, cnt, sizeof(*v), cmp_name);
-	*names = v;
-	*n = cnt;
-	return 0;
+	return scratch_dir_names(scratch_record_root(), is_lost, names, n);
 }
