@@ -32,7 +32,6 @@ B=${B:-build}
 out=$top/$B/demo/capacity
 PART="dataset > DRAM, VM kmem mode"
 [ "${1:-}" = --out ] && out=$2
-need() { demo_skip "$PART" "$*"; exit 3; }
 [ "$(id -u)" = 0 ] || need "needs root (the VM rig)"
 command -v qemu-system-x86_64 >/dev/null || need "qemu-system-x86_64 missing (make deps)"
 for f in "$top/kmod/tandem.ko" "$top/$B/tandemctl" "$top/$B/bench/steerbench"; do

@@ -73,6 +73,15 @@ demo_skip() {
 	demo_row "$1" - - "skipped: $2"
 }
 
+# need REASON...: skip this part ($PART) with REASON in the summary, exit 3
+need() { demo_skip "$PART" "$*"; exit 3; }
+
+# what every part needs: tandemctl ($T) built and jq
+demo_need_base() {
+	[ -x "$T" ] || need "$T missing: run make"
+	command -v jq >/dev/null || need "jq missing (make deps)"
+}
+
 demo_load() {
 	echo "load 1/5/15 min: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs, other VMs running: $(pgrep -c qemu-system || true)"
 }

@@ -31,9 +31,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-need() { demo_skip "$PART" "$*"; exit 3; }
-[ -x "$T" ] || need "$T missing: run make"
-command -v jq >/dev/null || need "jq missing (make deps)"
+demo_need_base
 $PY -c 'import torch, torchvision, onnx' 2>/dev/null ||
 	need "python3-torch, python3-torchvision, python3-onnx do not load in $PY (make deps)"
 # the 224x224 built-in model's training data (Documentation/predictor.md)

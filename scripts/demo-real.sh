@@ -38,9 +38,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-need() { demo_skip "$PART" "$*"; exit 3; }
-[ -x "$T" ] || need "$T missing: run make"
-command -v jq >/dev/null || need "jq missing (make deps)"
+demo_need_base
 [ "$(id -u)" = 0 ] || need "needs root (loop device, blkio cgroup, BPF)"
 [ -w /sys/fs/cgroup/blkio/cgroup.procs ] || need "no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio"
 [ -r /sys/kernel/btf/vmlinux ] || need "no /sys/kernel/btf/vmlinux (the tracker needs BTF)"

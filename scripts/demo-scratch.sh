@@ -31,9 +31,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-need() { demo_skip "$PART" "$*"; exit 3; }
-[ -x "$T" ] || need "$T missing: run make"
-command -v jq >/dev/null || need "jq missing (make deps)"
+demo_need_base
 [ "$(id -u)" = 0 ] || need "needs root (scratch create mounts a tmpfs)"
 rm -rf "$out"
 mkdir -p "$out"
