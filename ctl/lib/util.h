@@ -21,6 +21,8 @@ int mkdir_p(const char *dir);
  * 0 or -errno.
  */
 int file_commit(FILE *f, const char *tmp, const char *path);
+/* fsync a directory, so that the entries made or renamed in it survive a crash; 0 or -errno */
+int fsync_dir(const char *dir);
 /* The median of v[0..n) (sorts v); 0 when n is 0. */
 double median_d(double *v, int n);
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/util.h"
 #include "loadgen/loadgen.h"
 
 #define LG_MAGIC	"TNDMLG01"
@@ -179,18 +180,6 @@ static int write_file(const char *path, const struct lg_gen_opts *o, uint32_t id
 	return err;
 }
 
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 int lg_gen(const char *dir, const struct lg_gen_opts *o, uint64_t *total)
 {
 	size_t plen = strlen(dir) + 32;
@@ -215,7 +204,7 @@ int lg_gen(const char *dir, const struct lg_gen_opts *o, uint64_t *total)
 		*total += size;
 	}
 	if (!err)
-		err = sync_dir(dir);
+		err = fsync_dir(dir);
 free_bufs:
 	free(buf);
 	free(path);

@@ -320,7 +320,6 @@ static int publish(int src, const struct stat *before, int dst, const char *tmp,
 		   const char *final, const char *dir)
 {
 	struct stat after;
-	int dfd, err = 0;
 
 	if (fsync(dst))
 		return -errno;
@@ -330,13 +329,7 @@ static int publish(int src, const struct stat *before, int dst, const char *tmp,
 		return -EAGAIN;
 	if (rename(tmp, final))
 		return -errno;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fsync(dfd))
-		err = -errno;
-	close(dfd);
-	return err;
+	return fsync_dir(dir);
 }
 
 struct dest {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 #include "scratch/internal.h"
 
 /* one journal line as read */
@@ -113,19 +114,6 @@ void scratch_journal_gone(const struct scratch_cfg *c, const char *rel)
 	journal_line(c, "G ", rel, false);
 }
 
-/* the record's folder and its root, fsync'ed so that their entries survive */
-static int sync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 /* mkdir -p of the record root's parents and root, mode 0755 */
 static int make_record_root(void)
 {
@@ -181,8 +169,8 @@ int scratch_record_create(const struct scratch_cfg *c)
 			ctl_err("%s: %s", c->record, strerror(-err));
 		return err;
 	}
-	err = scratch_cfg_save_in(c, c->record) ?: make_journal(c) ?: sync_dir(c->record) ?:
-	      sync_dir(scratch_record_root());
+	err = scratch_cfg_save_in(c, c->record) ?: make_journal(c) ?: fsync_dir(c->record) ?:
+	      fsync_dir(scratch_record_root());
 	if (err) {
 		ctl_err("%s: %s", c->record, strerror(-err));
 		scratch_record_remove(c);
