@@ -142,9 +142,11 @@ static void inst_release(struct tandem_agent *a, struct tandem_agent_inst *in,
 		tandem_agent_conn_detach(c);
 		tandem_agent_send(a, c, &m, 1);
 	}
+	/* at: the release time the staggers count from; ts: when it was logged */
 	tandem_agent_log(a, "release", "id=%" PRIu64 " job=%u step=%s task=%u reason=%s held_ms=%"
-			 PRIu64, in->id, in->job, tandem_step_str(in->step, s, sizeof(s)),
-			 in->task, reason, now - in->t_register);
+			 PRIu64 " at=%" PRIu64 ".%03" PRIu64, in->id, in->job,
+			 tandem_step_str(in->step, s, sizeof(s)), in->task, reason,
+			 now - in->t_register, now / 1000, now % 1000);
 	if (tandem_agent_watch_pid(a, in) == -ESRCH)
 		in->t_exit = now;
 	for (struct tandem_agent_inst *f = a->insts; f; f = f->next)

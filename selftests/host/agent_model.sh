@@ -175,7 +175,7 @@ task 32 auto 0 "$DS3"
 waitfor "$tmp/32.out" RELEASE 5
 ksft_diag "$(grep -E "job=3[12] |ds=$DS3 " "$LOG" | cut -d' ' -f2- | tr '\n' '|')"
 ksft_check "a dataset without a profile: auto starts at once (ev=profile file=none, reason auto)" \
-	sh -c "grep -q \"ev=profile ds=$DS3 file=none\" '$LOG' && grep -q -E 'ev=release .*job=32 .*reason=auto held_ms=[0-9]+\$' '$LOG'"
+	sh -c "grep -q \"ev=profile ds=$DS3 file=none\" '$LOG' && grep -q -E 'ev=release .*job=32 .*reason=auto held_ms=[0-9]+( |\$)' '$LOG'"
 sleep 2.5
 kill "$agent_pid"
 wait "$agent_pid"
