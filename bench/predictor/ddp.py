@@ -76,7 +76,8 @@ def load_torch():
 WARMUP = 3
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(4 << 30)}
 MODES = ("1", "1x2", "2")
-# The 14 architectures of the committed table (Documentation/predictor.md).
+# The 14 architectures of the measured all-reduce runs (Documentation/results/predictor.md,
+# "The distributed term against data-parallel runs").
 DEFAULT_ARCHS = ("resnet18,mobilenet_v2,squeezenet1_1,vgg11_bn_gap,resnet34,squeezenet1_0,"
                  "mnasnet1_0,shufflenet_v2_x1_0,efficientnet_b0,regnet_x_400mf,googlenet,"
                  "vit_l4_d128_p8,darts001,densenet121")
