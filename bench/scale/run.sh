@@ -5,7 +5,9 @@
 # tracker's kernel memory per cached page and per registered file.
 #
 #   bench/scale/run.sh [--classes N] [--files M] [--root DIR] [--pairs P]
-#                      [--out DIR] [--tandemctl PATH] [--bpf-stats]
+#                      [--out DIR] [--tandemctl PATH] [--bpf-stats] [--build-only]
+#
+# --build-only: make (or complete) the tree and stop (bench/scale/calibrate.sh).
 #
 # Tree: N class folders (default 1000) x M files (default 1281) of 4 KiB,
 # sparse (ftruncate: a read puts a zero page in the page cache, an insert the
@@ -30,7 +32,7 @@
 # OUT/summary.md (medians and ranges, the ratios the issue's goals are in).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-N=1000 M=1281 ROOT= PAIRS=3 OUT= T=$top/build/tandemctl STATS=0
+N=1000 M=1281 ROOT= PAIRS=3 OUT= T=$top/build/tandemctl STATS=0 BUILD_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--classes) N=$2; shift ;;
@@ -40,7 +42,8 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; shift ;;
 	--tandemctl) T=$2; shift ;;
 	--bpf-stats) STATS=1 ;;
-	*) echo "usage: $0 [--classes N] [--files M] [--root DIR] [--pairs P] [--out DIR] [--tandemctl PATH] [--bpf-stats]" >&2
+	--build-only) BUILD_ONLY=1 ;;
+	*) echo "usage: $0 [--classes N] [--files M] [--root DIR] [--pairs P] [--out DIR] [--tandemctl PATH] [--bpf-stats] [--build-only]" >&2
 	   exit 2 ;;
 	esac
 	shift
@@ -80,6 +83,7 @@ EOF
 else
 	log "tree $ROOT: $N x $M files, reused"
 fi
+[ "$BUILD_ONLY" = 1 ] && exit 0
 F=$((N * M))
 
 drop() {

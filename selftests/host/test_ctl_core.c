@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Pure userspace pieces of tandemctl: number parsing, the text/JSON printer,
- * the dataset file walk, NUMA sysfs parsing (against a fake sysfs tree).
+ * the dataset file walk, NUMA sysfs parsing (against a fake sysfs tree),
+ * the residency count (cachestat or mincore) against mincore.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +20,7 @@
 #include "lib/numa.h"
 #include "lib/out.h"
 #include "lib/procio.h"
+#include "lib/residency.h"
 #include "lib/util.h"
 
 TEST(parse_numbers)
@@ -284,6 +287,58 @@ TEST(proc_stat_fields)
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(-ENOENT, procio_stat(child, &ps));
+}
+
+/* the pages of FD's first N that mincore says are cached */
+static long mincore_count(int fd, long n, long pg)
+{
+	unsigned char vec[64];
+	void *map = mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0);
+	long c = 0;
+
+	if (map == MAP_FAILED || n > 64 || mincore(map, n * pg, vec))
+		return -1;
+	for (long k = 0; k < n; k++)
+		c += vec[k] & 1;
+	munmap(map, n * pg);
+	return c;
+}
+
+/*
+ * residency_file's count (cachestat where the kernel has it, mincore
+ * otherwise) is mincore's, for a file with some of its pages cached; with
+ * the nodes asked for, the nodes' pages add up to it.
+ */
+TEST(residency_counts_cached_pages)
+{
+	char path[] = "/var/tmp/tandem-residency-XXXXXX", buf[4096] = { 1 };
+	long pg = sysconf(_SC_PAGESIZE), want;
+	struct residency cached = { 0 }, nodes = { 0 };
+	long sum = 0;
+	int fd = mkstemp(path);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(4096, pg);
+	for (int k = 0; k < 32; k++)
+		ASSERT_EQ(4096, write(fd, buf, sizeof(buf)));
+	ASSERT_EQ(0, fsync(fd));
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM));
+	for (int k = 0; k < 10; k++)
+		ASSERT_EQ(4096, pread(fd, buf, sizeof(buf), (off_t)k * 8192 % (32 * 4096)));
+	want = mincore_count(fd, 32, pg);
+	EXPECT_LE(5, want);
+	EXPECT_GT(32, want);
+	EXPECT_EQ(0, residency_file(path, RESIDENCY_CACHED, -1, &cached));
+	EXPECT_EQ(0, residency_file(path, RESIDENCY_NODES, -1, &nodes));
+	EXPECT_EQ(32, cached.pages);
+	EXPECT_EQ(want, cached.cached);
+	EXPECT_EQ(want, nodes.cached);
+	for (int k = 0; k < nodes.nnodes; k++)
+		sum += nodes.nodes[k];
+	EXPECT_EQ(want, sum + nodes.failed);
+	unlink(path);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
