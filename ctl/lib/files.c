@@ -2,12 +2,14 @@
 /* The dataset walk (files.h): one rule for every command that takes a DIR. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/files.h"
 #include "lib/log.h"
@@ -132,18 +134,24 @@ static int name_cmp(const struct dirent **a, const struct dirent **b)
 
 static int walk_dir(struct file_list *fl, const char *dir, int depth);
 
-/* One entry of a directory: lstat says whether it is a link, stat what it is. */
-static int walk_entry(struct file_list *fl, const char *path, int depth)
+/*
+ * One entry NAME of the directory open at DFD (PATH is its full path): lstat
+ * says whether it is a link, stat what it is. Looked up relative to the
+ * directory, not by the full path: at a million files the path walks of
+ * stat(2) were a third of a walk's time.
+ */
+static int walk_entry(struct file_list *fl, int dfd, const char *name, const char *path,
+		      int depth)
 {
 	struct stat lst, st;
 	bool link;
 
-	if (lstat(path, &lst)) {
+	if (fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW)) {
 		ctl_err("%s: %s", path, strerror(errno));
 		return -errno;
 	}
 	link = S_ISLNK(lst.st_mode);
-	if (link && stat(path, &st)) {
+	if (link && fstatat(dfd, name, &st, 0)) {
 		if (errno != ENOENT && errno != ELOOP) {
 			ctl_err("%s: %s", path, strerror(errno));
 			return -errno;
@@ -174,16 +182,19 @@ static int walk_dir(struct file_list *fl, const char *dir, int depth)
 {
 	struct dirent **ents;
 	char path[PATH_MAX];
-	int i, n, err = 0;
+	int i, n, dfd, err = 0;
 
 	if (depth > WALK_MAX_DEPTH) {
 		ctl_err("%s: directories nested deeper than %d", dir, WALK_MAX_DEPTH);
 		return -ELOOP;
 	}
-	n = scandir(dir, &ents, NULL, name_cmp);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	n = dfd < 0 ? -1 : scandir(dir, &ents, NULL, name_cmp);
 	if (n < 0) {
 		err = -errno;
 		ctl_err("%s: %s", dir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
 		return err;
 	}
 	for (i = 0; i < n; i++) {
@@ -201,11 +212,12 @@ static int walk_dir(struct file_list *fl, const char *dir, int depth)
 			err = -ENAMETOOLONG;
 			goto next;
 		}
-		err = walk_entry(fl, path, depth);
+		err = walk_entry(fl, dfd, name, path, depth);
 next:
 		free(ents[i]);
 	}
 	free(ents);
+	close(dfd);
 	return err;
 }
 
