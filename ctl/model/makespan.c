@@ -47,6 +47,7 @@ struct inst_state {
 	int state;
 	uint64_t total;		/* extents to consume: epochs * K */
 	uint64_t rpos;		/* extents handed to the consumer */
+	double rbytes, rnext;	/* bytes before rpos and rpos + 1 (set_rpos()) */
 	double cpos;		/* bytes consumed */
 	uint32_t wait;		/* extent being loaded for us, or NONE */
 	uint32_t perm_epoch;	/* epoch whose order is in perm */
@@ -59,6 +60,8 @@ struct inst_state {
 	bool in_gap;		/* in an epoch gap */
 	double gap_left;	/* seconds of it left */
 	uint32_t open;		/* the last epoch the reader may read; UINT32_MAX: all */
+	uint64_t memo_q;	/* extent_at(memo_q) = memo_c; UINT64_MAX: none */
+	uint32_t memo_c;
 };
 
 struct model {
@@ -81,6 +84,7 @@ struct model {
 	double *flow_rem;	/* remaining bytes of a load, < 0: none */
 	uint32_t flows[MODEL_MAX_INST + 1];	/* the instances', and the prefetch's */
 	double flow_w[MODEL_MAX_INST + 1];	/* weight of each load's share of B(k) */
+	double flow_r[MODEL_MAX_INST + 1];	/* its rate until the next event */
 	int nflows;
 	uint64_t rng;
 	uint32_t *permbuf;
@@ -96,11 +100,30 @@ struct model {
 	bool pf_joined;			/* a job waits on that load: no longer paced */
 	/* a given first epoch per instance (model_set_order()), K extents, or NULL */
 	uint32_t *given[MODEL_MAX_INST];
+	double lb_rel;			/* inst_end_bound()'s relative margin */
 };
 
 static inline double min2(double a, double b)
 {
 	return b < a ? b : a;
+}
+
+/*
+ * Bytes before position q (extents): q * s. The positions are below 2^63,
+ * so the signed conversion gives the same double as the unsigned one, in
+ * one instruction instead of a branch (this is on every event's path).
+ */
+static inline double pos_bytes(const struct model *m, uint64_t q)
+{
+	return (double)(int64_t)q * m->s;
+}
+
+/* The reader's position, and the bytes before it and the next one. */
+static inline void set_rpos(const struct model *m, struct inst_state *st, uint64_t q)
+{
+	st->rpos = q;
+	st->rbytes = pos_bytes(m, q);
+	st->rnext = pos_bytes(m, q + 1);
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -384,18 +407,23 @@ static uint32_t extent_at(struct model *m, int i, uint64_t q)
 {
 	struct inst_state *st = &m->st[i];
 	const struct model_inst *in = &m->inst[i];
-	uint32_t epoch = q / m->K;
+	uint32_t epoch;
 
+	/* asked for the reader's position at every event: the last answer */
+	if (q == st->memo_q)
+		return st->memo_c;
+	epoch = q / m->K;
+	st->memo_q = q;
 	if (!epoch && m->given[i])
-		return m->given[i][q];
+		return st->memo_c = m->given[i][q];
 	if (in->order == MODEL_ORDER_SEQ)
-		return q % m->K;
+		return st->memo_c = q % m->K;
 	if (st->perm_epoch != epoch) {
 		shuffle(st->perm, m->K, in->order == MODEL_ORDER_SAME ?
 			m->sys.same_seed : in->seed, epoch);
 		st->perm_epoch = epoch;
 	}
-	return st->perm[q % m->K];
+	return st->memo_c = st->perm[q % m->K];
 }
 
 /* Extents the reader may have handed over: up to the end of its open epoch. */
@@ -413,13 +441,13 @@ static void reader_advance(struct model *m, int i, struct model_result *res)
 	if (st->state != ST_RUN || st->wait != NONE || st->in_gap)
 		return;
 	while (st->rpos < st->total && st->rpos < barrier_of(m, st) &&
-	       (st->rpos + 1) * m->s - st->cpos <= st->window + m->eps) {
+	       st->rnext - st->cpos <= st->window + m->eps) {
 		uint32_t c = extent_at(m, i, st->rpos);
 
 		if (m->resident[c]) {
 			cache_touch(m, c);
 			r->hit_bytes += m->s;
-			st->rpos++;
+			set_rpos(m, st, st->rpos + 1);
 			continue;
 		}
 		st->wait = c;
@@ -454,7 +482,7 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 	for (int i = 0; i < m->n; i++) {
 		if (m->st[i].wait == c) {
 			m->st[i].wait = NONE;
-			m->st[i].rpos++;
+			set_rpos(m, &m->st[i], m->st[i].rpos + 1);
 		}
 	}
 }
@@ -475,7 +503,7 @@ static void cpu_wants(struct model *m, struct cpu_share *c)
 		struct inst_state *st = &m->st[i];
 		const struct model_inst *in = &m->inst[i];
 		bool busy = st->state == ST_RUN && !st->in_gap &&
-			    st->rpos * m->s - st->cpos > m->eps;
+			    st->rbytes - st->cpos > m->eps;
 
 		st->rate = busy ? in->rate : 0;
 		st->srate = 1;
@@ -583,10 +611,10 @@ static double inst_next(struct model *m, int i)
 	 * event) unless it is the end or frees CPU for others.
 	 */
 	if (st->wait == NONE || st->rpos == st->total || st->cpu_bound)
-		dt = (st->rpos * m->s - st->cpos) / st->rate;
+		dt = (st->rbytes - st->cpos) / st->rate;
 	if (st->wait != NONE || st->rpos >= st->total || st->rpos >= barrier_of(m, st))
 		return dt;
-	thr = (st->rpos + 1) * m->s - st->window - st->cpos;
+	thr = st->rnext - st->window - st->cpos;
 	if (thr > m->eps && !m->resident[extent_at(m, i, st->rpos)])
 		dt = min2(dt, thr / st->rate);
 	return dt;
@@ -668,8 +696,8 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 		st->gap_left = 0;
 		st->open++;
 	}
-	if (st->cpos >= st->rpos * m->s - m->eps) {
-		st->cpos = st->rpos * m->s;
+	if (st->cpos >= st->rbytes - m->eps) {
+		st->cpos = st->rbytes;
 		if (st->rpos == st->total) {
 			st->state = ST_DONE;
 			/* the exit takes no resource: nothing else waits for it */
@@ -680,7 +708,7 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 			return st->gap_left;
 	}
 	reader_advance(m, i, res);
-	st->rate = st->rpos * m->s - st->cpos > m->eps ? m->inst[i].rate : 0;
+	st->rate = st->rbytes - st->cpos > m->eps ? m->inst[i].rate : 0;
 	return rate_event(m, i);
 }
 
@@ -689,10 +717,13 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
  * max-min: a prefetch whose share is above its cap gets the cap, and the
  * others split the rest. The cap paces the prefetch's requests, not a read
  * in flight: once a job waits on the prefetch's load, it is not capped.
+ * Each load's rate into flow_r[], once per event (settle() and advance()
+ * both use it; the loads do not change in between).
  */
-static double flow_rate(const struct model *m, int f)
+static void flow_rates(struct model *m)
 {
 	double wsum = 0, bw = model_bw(&m->sys, m->nflows);
+	bool capped;
 	int pf = -1;
 
 	for (int g = 0; g < m->nflows; g++) {
@@ -700,16 +731,21 @@ static double flow_rate(const struct model *m, int f)
 		if (m->flows[g] == m->pf_wait)
 			pf = g;
 	}
-	if (pf >= 0 && !m->pf_joined && m->pf_cap > 0 && bw * m->flow_w[pf] / wsum > m->pf_cap)
-		return f == pf ? m->pf_cap :
-		       (bw - m->pf_cap) * m->flow_w[f] / (wsum - m->flow_w[pf]);
-	return bw * m->flow_w[f] / wsum;
+	capped = pf >= 0 && !m->pf_joined && m->pf_cap > 0 &&
+		 bw * m->flow_w[pf] / wsum > m->pf_cap;
+	for (int f = 0; f < m->nflows; f++) {
+		if (capped)
+			m->flow_r[f] = f == pf ? m->pf_cap :
+				       (bw - m->pf_cap) * m->flow_w[f] / (wsum - m->flow_w[pf]);
+		else
+			m->flow_r[f] = bw * m->flow_w[f] / wsum;
+	}
 }
 
 static void advance(struct model *m, double dt)
 {
 	for (int f = 0; f < m->nflows; f++)
-		m->flow_rem[m->flows[f]] -= flow_rate(m, f) * dt;
+		m->flow_rem[m->flows[f]] -= m->flow_r[f] * dt;
 	for (int i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
 
@@ -718,7 +754,7 @@ static void advance(struct model *m, double dt)
 		else if (st->state == ST_RUN && st->in_gap)
 			st->gap_left -= dt;
 		else if (st->state == ST_RUN)
-			st->cpos = min2(st->cpos + st->rate * dt, st->rpos * m->s);
+			st->cpos = min2(st->cpos + st->rate * dt, st->rbytes);
 	}
 }
 
@@ -778,8 +814,9 @@ static double settle(struct model *m, const double *delta, double t,
 		for (int i = 0; i < m->n; i++)
 			dt = min2(dt, inst_next(m, i));
 	}
+	flow_rates(m);
 	for (int f = 0; f < m->nflows; f++)
-		dt = min2(dt, m->flow_rem[m->flows[f]] / flow_rate(m, f));
+		dt = min2(dt, m->flow_rem[m->flows[f]] / m->flow_r[f]);
 	return dt;
 }
 
@@ -847,14 +884,14 @@ static void start_apply(struct model *m, struct model_result *res)
 
 	for (int i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
-		double c = fmin(m->start.consumed[i], st->total * m->s);
+		double c = fmin(m->start.consumed[i], pos_bytes(m, st->total));
 
 		if (!m->start.running[i] || st->state == ST_DONE)
 			continue;
 		st->state = ST_RUN;
 		st->cpos = c;
 		/* the extent it is in the middle of has been read */
-		st->rpos = (uint64_t)ceil(c / m->s - 1e-9);
+		set_rpos(m, st, (uint64_t)ceil(c / m->s - 1e-9));
 		res->inst[i].start = 0;
 	}
 	start_fill_reads(m);
@@ -888,10 +925,11 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 
 		st->state = mask && !mask[i] ? ST_DONE : ST_WAIT;
 		st->total = (uint64_t)m->inst[i].epochs * m->K;
-		st->rpos = 0;
+		set_rpos(m, st, 0);
 		st->cpos = 0;
 		st->wait = NONE;
 		st->perm_epoch = UINT32_MAX;
+		st->memo_q = UINT64_MAX;
 		st->spos = 0;
 		st->srate = 1;
 		st->in_gap = false;
@@ -908,8 +946,52 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 		start_apply(m, res);
 }
 
+/*
+ * A lower bound of instance i's end from the state at time t: it cannot
+ * consume faster than R_i nor start up faster than alone, and its exit
+ * follows. The margin covers what the simulation may gain on that: the
+ * snap of a consumer within eps of an extent's end (eps = 1e-9 of an
+ * extent, once per extent), a release 1e-12 s and a start-up 1e-9 s early,
+ * and rounding, at most half an ulp per operation and event (slack: the
+ * relative margin m->lb_rel, set by simulate() from its event limit).
+ */
+static double inst_end_bound(const struct model *m, int i, const double *delta, double t)
+{
+	const struct inst_state *st = &m->st[i];
+	const struct model_inst *in = &m->inst[i];
+	double left, base = st->state == ST_WAIT ? fmax(delta[i], t) : t;
+
+	if (!st->total)
+		return base - 1e-6;
+	left = fmax(pos_bytes(m, st->total) - st->cpos, 0) - 2 * m->eps;
+	base += fmax(left, 0) / in->rate + in->exit;
+	if (st->state == ST_WAIT || st->state == ST_START)
+		base += fmax(in->startup - st->spos - 1e-9, 0);
+	return base * (1 - m->lb_rel) - 1e-6;
+}
+
+/* Whether the makespan is certain to be above bound already at time t. */
+static bool sim_past(const struct model *m, const double *delta, const bool *mask,
+		     double t, double bound, const struct model_result *res)
+{
+	for (int i = 0; i < m->n; i++) {
+		if (mask && !mask[i])
+			continue;
+		if (m->st[i].state == ST_DONE ? res->inst[i].end > bound :
+		    inst_end_bound(m, i, delta, t) > bound)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Simulate from t = 0 until every instance is done; 1 (res incomplete)
+ * as soon as the makespan is certain to be above bound (checked at the
+ * start and every 64 events): a search that only asks "is it better"
+ * stops there.
+ */
 static int simulate(struct model *m, const double *delta, const bool *mask,
-		    struct model_result *res)
+		    double bound, struct model_result *res)
 {
 	uint64_t limit = 64;
 	double t = 0;
@@ -921,10 +1003,16 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1) + 4 * m->inst[i].epochs;
 	}
 	limit += 8 * ((uint64_t)m->pf_n + 1);
+	/* the snaps (1e-9 of what is left), and 4 roundings per event */
+	m->lb_rel = 2e-9 + 4.0 * limit * 0x1p-53;
 	sim_reset(m, mask, res);
 	for (;;) {
-		double dt = settle(m, delta, t, res, &done);
+		double dt;
 
+		if (!(res->events & 63) && bound < INFINITY &&
+		    sim_past(m, delta, mask, t, bound, res))
+			return 1;
+		dt = settle(m, delta, t, res, &done);
 		if (done == m->n)
 			break;
 		if (!isfinite(dt) || ++res->events > limit)
@@ -940,7 +1028,13 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 
 int model_eval(struct model *m, const double *delta, struct model_result *res)
 {
-	return simulate(m, delta, NULL, res);
+	return simulate(m, delta, NULL, INFINITY, res);
+}
+
+int model_eval_bound(struct model *m, const double *delta, double bound,
+		     struct model_result *res)
+{
+	return simulate(m, delta, NULL, bound, res);
 }
 
 int model_solo(struct model *m, int i, double *t)
@@ -953,7 +1047,7 @@ int model_solo(struct model *m, int i, double *t)
 	if (i < 0 || i >= m->n)
 		return -EINVAL;
 	mask[i] = true;
-	err = simulate(m, zero, mask, &res);
+	err = simulate(m, zero, mask, INFINITY, &res);
 	if (!err)
 		*t = res.inst[i].end;
 	return err;
@@ -1017,6 +1111,7 @@ int model_set_order(struct model *m, int i, const uint32_t *ext, uint32_t n)
 	shuffle(m->st[i].perm, m->K, m->inst[i].order == MODEL_ORDER_SAME ? m->sys.same_seed :
 		m->inst[i].seed, 0);
 	m->st[i].perm_epoch = UINT32_MAX;	/* perm was only borrowed */
+	m->st[i].memo_q = UINT64_MAX;
 	for (uint32_t q = 0; q < m->K; q++) {
 		uint32_t c = m->inst[i].order == MODEL_ORDER_SEQ ? q : m->st[i].perm[q];
 

@@ -172,6 +172,14 @@ uint32_t model_cache_extents(const struct model *m);
 
 /* Simulate one release vector (delta[i] >= 0, seconds). */
 int model_eval(struct model *m, const double *delta, struct model_result *res);
+/*
+ * The same, for a search that only needs to know whether the makespan is
+ * at most bound: 1 (res incomplete) as soon as the simulation is certain
+ * that it is above (a lower bound of some instance's end passed it),
+ * otherwise 0 and res as model_eval() gives it, bit for bit.
+ */
+int model_eval_bound(struct model *m, const double *delta, double bound,
+		     struct model_result *res);
 /* Makespan of instance i alone on a cold cache (its solo time). */
 int model_solo(struct model *m, int i, double *t);
 
