@@ -14,9 +14,11 @@
  * constant between events, so the integration is exact between events.
  * Documentation/model.md has the derivation and its limits.
  *
- * The library: the simulation (makespan.c) and its search (search.c); the
- * calibration profile that feeds it and the model input built from a
- * profile and overrides (profile.c); the evaluation the CLI and `run` show,
+ * The library: the simulation (makespan.c, with its cache in sim_cache.c,
+ * read orders in sim_order.c, start state, prefetch and given orders in
+ * sim_start.c) and its
+ * search (search.c); the calibration profile that feeds it and the model
+ * input built from a profile and overrides (profile.c); the evaluation the CLI and `run` show,
  * with its text/JSON output and plot (grid_report.c).
  */
 #ifndef TANDEM_CTL_MODEL_H
