@@ -705,6 +705,7 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 		advance(m, dt);
 		t += dt;
 	}
+	m->events_all += res->events;
 	if (cut)
 		return 1;
 	for (int i = 0; i < m->n; i++)
@@ -722,6 +723,11 @@ int model_eval_bound(struct model *m, const double *delta, double bound,
 		     struct model_result *res)
 {
 	return simulate(m, delta, NULL, bound, res);
+}
+
+uint64_t model_events(const struct model *m)
+{
+	return m->events_all;
 }
 
 int model_solo(struct model *m, int i, double *t)

@@ -182,6 +182,8 @@ int model_eval(struct model *m, const double *delta, struct model_result *res);
  */
 int model_eval_bound(struct model *m, const double *delta, double bound,
 		     struct model_result *res);
+/* Events simulated with m so far (every evaluation, those cut short too). */
+uint64_t model_events(const struct model *m);
 /* Makespan of instance i alone on a cold cache (its solo time). */
 int model_solo(struct model *m, int i, double *t);
 
@@ -557,6 +559,7 @@ struct mo_report {
 	double chosen_m;
 	struct model_result chosen_res;
 	unsigned evals;
+	uint64_t search_events;	/* events the search simulated (cut ones too) */
 	double search_ms, search_cpu_ms;
 };
 

@@ -76,6 +76,7 @@ struct model {
 	/* a given first epoch per instance (model_set_order()), K extents, or NULL */
 	uint32_t *given[MODEL_MAX_INST];
 	double lb_rel;			/* inst_end_bound()'s relative margin */
+	uint64_t events_all;		/* model_events() */
 };
 
 static inline double min2(double a, double b)
