@@ -176,9 +176,10 @@ uint32_t model_cache_extents(const struct model *m);
 int model_eval(struct model *m, const double *delta, struct model_result *res);
 /*
  * The same, for a search that only needs to know whether the makespan is
- * at most bound: 1 (res incomplete) as soon as the simulation is certain
- * that it is above (a lower bound of some instance's end passed it),
- * otherwise 0 and res as model_eval() gives it, bit for bit.
+ * at most bound: 1 (res incomplete) once the simulation is certain that it
+ * is above (a lower bound of some instance's end passed it; checked at the
+ * start and every 64 events), otherwise 0 and res as model_eval() gives
+ * it, bit for bit (its makespan may still be above bound).
  */
 int model_eval_bound(struct model *m, const double *delta, double bound,
 		     struct model_result *res);
