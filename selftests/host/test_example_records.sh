@@ -91,7 +91,7 @@ ksft_check "run --dataset FILE: own hits = the records' pages ($((P - 1)): the s
 
 # 4: calibrate measures the job on the file (warm runs with the tracker);
 # --record-size splits the one file into samples for the bandwidth probe
-# (without it: "the sample has fewer samples than readers")
+# (without it: "the sample has fewer samples than readers", which says so)
 # shellcheck disable=SC2086
 "$T" -j calibrate --dataset "$tmp/rec" --record-size 8K --sample 256K --bw-time 0.3 --warm-time 2s --warm-runs 1 \
 	--instance name=A,epochs=2 -o "$tmp/prof.json" -- $job >"$tmp/cal.out" 2>"$tmp/cal.err"
