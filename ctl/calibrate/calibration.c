@@ -277,7 +277,8 @@ int cal_calibrate(const struct cal_request *r, struct profile *p, struct cal_tim
 	err = cal_profile(&opts, r->dataset, &ds, p);
 	if (err)
 		ctl_err("calibration failed: %s", err == -ENODATA ?
-			"the sample has fewer samples than readers" : strerror(-err));
+			"the sample has fewer samples than readers (a dataset of a few large "
+			"files: --record-size cuts them into samples)" : strerror(-err));
 	else
 		err = cal_instances(&s, p, n, warm);
 	p->calib_seconds = now_s() - t0;

@@ -83,11 +83,13 @@ int mo_search(struct model *m, struct mo_report *r, unsigned grid, double min_ga
 {
 	struct model_search opt = { .grid = grid };
 	double zero[MODEL_MAX_INST] = { 0 }, t0 = now_s(), c0 = cpu_s();
+	uint64_t ev0 = model_events(m);
 	struct model_result res;
 	int err;
 
 	r->n = model_ninst(m);
 	err = model_best(m, &opt, r->best, &r->best_m, &r->evals);
+	r->search_events = model_events(m) - ev0;
 	r->search_ms = (now_s() - t0) * 1e3;
 	r->search_cpu_ms = (cpu_s() - c0) * 1e3;
 	err = err ?: model_eval(m, zero, &res);
@@ -195,6 +197,7 @@ static void print_best(const struct mo_report *r)
 	print_vector("chosen_s", "chosen release", r->chosen, r->n);
 	out_double("chosen_makespan_s", ": predicted M = %.2f s\n", r->chosen_m);
 	out_u64("evals", "search: %llu simulations", r->evals);
+	out_u64("search_events", " (%llu events)", r->search_events);
 	out_double("search_ms", " in %.1f ms", r->search_ms);
 	out_double("search_cpu_ms", " (%.1f ms CPU)\n", r->search_cpu_ms);
 	out_obj_close();

@@ -28,6 +28,10 @@
  * that reaches it later hits (or joins the load in flight). A job's first
  * epoch can follow a given order (model_set_order(): the learned one), so
  * the prefetch's order and the jobs' refer to the same extents.
+ *
+ * Here: model_new(), the event loop and its bound (model_eval_bound()); the
+ * page cache is in sim_cache.c, the read orders in sim_order.c, the start
+ * state, prefetch and given orders in sim_start.c, their shared state in sim.h.
  */
 #include <errno.h>
 #include <math.h>
@@ -36,96 +40,9 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/sim.h"
 
 #define MODEL_DEFAULT_EXTENTS	512
-#define NONE			UINT32_MAX
-
-enum { ST_WAIT, ST_START, ST_RUN, ST_DONE };
-enum { PF_WAIT, PF_RUN, PF_DONE };
-
-struct inst_state {
-	int state;
-	uint64_t total;		/* extents to consume: epochs * K */
-	uint64_t rpos;		/* extents handed to the consumer */
-	double cpos;		/* bytes consumed */
-	uint32_t wait;		/* extent being loaded for us, or NONE */
-	uint32_t perm_epoch;	/* epoch whose order is in perm */
-	uint32_t *perm;		/* order of the current epoch (K) */
-	double window;		/* effective prefetch window, bytes */
-	bool cpu_bound;		/* shares the preprocessing CPUs */
-	double rate;		/* consumer rate until the next event */
-	double spos;		/* ST_START: start-up done, in seconds of it alone */
-	double srate;		/* ST_START: start-up seconds per second (< 1: CPUs short) */
-	bool in_gap;		/* in an epoch gap */
-	double gap_left;	/* seconds of it left */
-	uint32_t open;		/* the last epoch the reader may read; UINT32_MAX: all */
-};
-
-struct model {
-	struct model_sys sys;
-	struct model_inst inst[MODEL_MAX_INST];
-	int n;
-	uint32_t K;
-	double s;		/* extent size, bytes */
-	uint32_t cap;		/* extents the cache holds */
-	bool cpu_model;		/* some instance shares preprocessing CPUs */
-	double eps;		/* bytes treated as zero */
-	/* simulation scratch, reused across evaluations */
-	uint8_t *resident;	/* RES_*, 0 = not resident */
-	uint32_t *prev, *next;	/* LRU list (2Q: both lists), head = most recent */
-	uint32_t head, tail;	/* LRU list, 2Q inactive list */
-	uint32_t ahead, atail;	/* 2Q active list */
-	uint32_t nact;		/* 2Q: extents on the active list */
-	uint32_t *rlist, *rslot;	/* random eviction: resident set */
-	uint32_t nres;
-	double *flow_rem;	/* remaining bytes of a load, < 0: none */
-	uint32_t flows[MODEL_MAX_INST + 1];	/* the instances', and the prefetch's */
-	double flow_w[MODEL_MAX_INST + 1];	/* weight of each load's share of B(k) */
-	int nflows;
-	uint64_t rng;
-	uint32_t *permbuf;
-	struct inst_state st[MODEL_MAX_INST];
-	/* where a simulation starts (model_set_start(), online.c) */
-	bool has_start;
-	struct model_start start;
-	/* the prefetch (model_set_prefetch()) and its state in a simulation */
-	uint32_t *pf_order, pf_n;
-	double pf_start, pf_cap;	/* s; bytes/s, 0: none */
-	int pf_state;			/* PF_*; PF_DONE also when there is none */
-	uint32_t pf_pos, pf_wait;	/* next in its order; the extent it loads, or NONE */
-	bool pf_joined;			/* a job waits on that load: no longer paced */
-	/* a given first epoch per instance (model_set_order()), K extents, or NULL */
-	uint32_t *given[MODEL_MAX_INST];
-};
-
-static inline double min2(double a, double b)
-{
-	return b < a ? b : a;
-}
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void shuffle(uint32_t *p, uint32_t k, uint64_t seed, uint32_t epoch)
-{
-	uint64_t x = seed * 0x100000001b3ULL ^ ((uint64_t)epoch << 32 | 0x5eed);
-
-	for (uint32_t i = 0; i < k; i++)
-		p[i] = i;
-	for (uint32_t i = k; i > 1; i--) {
-		uint32_t j = splitmix64(&x) % i;
-		uint32_t t = p[i - 1];
-
-		p[i - 1] = p[j];
-		p[j] = t;
-	}
-}
 
 static int check_input(const struct model_sys *sys, const struct model_inst *inst,
 		       int n, char *err, size_t errlen)
@@ -263,139 +180,19 @@ const struct model_sys *model_sys_of(const struct model *m)
 	return &m->sys;
 }
 
-/* ---- the cache ---- */
-
-enum { RES_NONE, RES_INACTIVE, RES_REFERENCED, RES_ACTIVE };
-
-static void list_unlink(struct model *m, uint32_t *head, uint32_t *tail, uint32_t c)
-{
-	if (m->prev[c] != NONE)
-		m->next[m->prev[c]] = m->next[c];
-	else
-		*head = m->next[c];
-	if (m->next[c] != NONE)
-		m->prev[m->next[c]] = m->prev[c];
-	else
-		*tail = m->prev[c];
-}
-
-static void list_push(struct model *m, uint32_t *head, uint32_t *tail, uint32_t c)
-{
-	m->prev[c] = NONE;
-	m->next[c] = *head;
-	if (*head != NONE)
-		m->prev[*head] = c;
-	else
-		*tail = c;
-	*head = c;
-}
-
-/* 2Q: a second access while inactive activates (folio_mark_accessed()) */
-static void touch_2q(struct model *m, uint32_t c)
-{
-	if (m->resident[c] == RES_INACTIVE) {
-		m->resident[c] = RES_REFERENCED;
-	} else if (m->resident[c] == RES_REFERENCED) {
-		list_unlink(m, &m->head, &m->tail, c);
-		list_push(m, &m->ahead, &m->atail, c);
-		m->resident[c] = RES_ACTIVE;
-		m->nact++;
-	}
-}
-
-static void cache_touch(struct model *m, uint32_t c)
-{
-	if (m->sys.evict == MODEL_EVICT_2Q) {
-		touch_2q(m, c);
-	} else if (m->sys.evict == MODEL_EVICT_LRU && m->head != c) {
-		list_unlink(m, &m->head, &m->tail, c);
-		list_push(m, &m->head, &m->tail, c);
-	}
-}
-
-/* 2Q: deactivate while the active list is the longer, then the inactive tail */
-static uint32_t evict_2q(struct model *m)
-{
-	uint32_t c;
-
-	while (m->nact > m->nres - m->nact || m->head == NONE) {
-		c = m->atail;
-		list_unlink(m, &m->ahead, &m->atail, c);
-		list_push(m, &m->head, &m->tail, c);
-		m->resident[c] = RES_INACTIVE;
-		m->nact--;
-	}
-	c = m->tail;
-	list_unlink(m, &m->head, &m->tail, c);
-	return c;
-}
-
-static void cache_evict_one(struct model *m)
-{
-	uint32_t c;
-
-	if (m->sys.evict == MODEL_EVICT_2Q) {
-		c = evict_2q(m);
-	} else if (m->sys.evict == MODEL_EVICT_LRU) {
-		c = m->tail;
-		list_unlink(m, &m->head, &m->tail, c);
-	} else {
-		uint32_t slot = splitmix64(&m->rng) % m->nres;
-
-		c = m->rlist[slot];
-		m->rlist[slot] = m->rlist[m->nres - 1];
-		m->rslot[m->rlist[slot]] = slot;
-	}
-	m->resident[c] = RES_NONE;
-	m->nres--;
-}
-
-static void cache_insert(struct model *m, uint32_t c)
-{
-	if (!m->cap || m->resident[c])
-		return;
-	if (m->nres >= m->cap)
-		cache_evict_one(m);
-	/* 2Q: the read that loaded it was its first access */
-	m->resident[c] = m->sys.evict == MODEL_EVICT_2Q ? RES_REFERENCED : RES_INACTIVE;
-	if (m->sys.evict == MODEL_EVICT_RANDOM) {
-		m->rslot[c] = m->nres;
-		m->rlist[m->nres] = c;
-	} else {
-		list_push(m, &m->head, &m->tail, c);
-	}
-	m->nres++;
-}
-
-static void cache_reset(struct model *m)
-{
-	memset(m->resident, 0, m->K);
-	m->head = m->tail = m->ahead = m->atail = NONE;
-	m->nres = m->nact = 0;
-	m->rng = 0x7a4de3;
-	if (m->sys.warm)
-		for (uint32_t c = 0; c < m->K && c < m->cap; c++)
-			cache_insert(m, c);
-}
-
 /* ---- instances ---- */
 
-static uint32_t extent_at(struct model *m, int i, uint64_t q)
+/*
+ * The extent instance i reads at position q. Asked for the reader's
+ * position at every event: the last answer is kept (memo_q, memo_c).
+ */
+static inline uint32_t extent_at(struct model *m, int i, uint64_t q)
 {
 	struct inst_state *st = &m->st[i];
-	const struct model_inst *in = &m->inst[i];
-	uint32_t epoch = q / m->K;
 
-	if (!epoch && m->given[i])
-		return m->given[i][q];
-	if (in->order == MODEL_ORDER_SEQ)
-		return q % m->K;
-	if (st->perm_epoch != epoch) {
-		shuffle(st->perm, m->K, in->order == MODEL_ORDER_SAME ?
-			m->sys.same_seed : in->seed, epoch);
-		st->perm_epoch = epoch;
-	}
-	return st->perm[q % m->K];
+	if (q == st->memo_q)
+		return st->memo_c;
+	return sim_extent_lookup(m, i, q);
 }
 
 /* Extents the reader may have handed over: up to the end of its open epoch. */
@@ -413,13 +210,13 @@ static void reader_advance(struct model *m, int i, struct model_result *res)
 	if (st->state != ST_RUN || st->wait != NONE || st->in_gap)
 		return;
 	while (st->rpos < st->total && st->rpos < barrier_of(m, st) &&
-	       (st->rpos + 1) * m->s - st->cpos <= st->window + m->eps) {
+	       st->rnext - st->cpos <= st->window + m->eps) {
 		uint32_t c = extent_at(m, i, st->rpos);
 
 		if (m->resident[c]) {
-			cache_touch(m, c);
+			sim_cache_touch(m, c);
 			r->hit_bytes += m->s;
-			st->rpos++;
+			set_rpos(m, st, st->rpos + 1);
 			continue;
 		}
 		st->wait = c;
@@ -445,7 +242,7 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 	m->flow_w[f] = m->flow_w[m->nflows];
 	m->flow_rem[c] = -1;
 	res->storage_bytes += m->s;
-	cache_insert(m, c);
+	sim_cache_insert(m, c);
 	if (c == m->pf_wait) {
 		m->pf_wait = NONE;
 		m->pf_joined = false;
@@ -454,7 +251,7 @@ static void flow_complete(struct model *m, int f, struct model_result *res)
 	for (int i = 0; i < m->n; i++) {
 		if (m->st[i].wait == c) {
 			m->st[i].wait = NONE;
-			m->st[i].rpos++;
+			set_rpos(m, &m->st[i], m->st[i].rpos + 1);
 		}
 	}
 }
@@ -475,7 +272,7 @@ static void cpu_wants(struct model *m, struct cpu_share *c)
 		struct inst_state *st = &m->st[i];
 		const struct model_inst *in = &m->inst[i];
 		bool busy = st->state == ST_RUN && !st->in_gap &&
-			    st->rpos * m->s - st->cpos > m->eps;
+			    st->rbytes - st->cpos > m->eps;
 
 		st->rate = busy ? in->rate : 0;
 		st->srate = 1;
@@ -583,10 +380,10 @@ static double inst_next(struct model *m, int i)
 	 * event) unless it is the end or frees CPU for others.
 	 */
 	if (st->wait == NONE || st->rpos == st->total || st->cpu_bound)
-		dt = (st->rpos * m->s - st->cpos) / st->rate;
+		dt = (st->rbytes - st->cpos) / st->rate;
 	if (st->wait != NONE || st->rpos >= st->total || st->rpos >= barrier_of(m, st))
 		return dt;
-	thr = (st->rpos + 1) * m->s - st->window - st->cpos;
+	thr = st->rnext - st->window - st->cpos;
 	if (thr > m->eps && !m->resident[extent_at(m, i, st->rpos)])
 		dt = min2(dt, thr / st->rate);
 	return dt;
@@ -668,8 +465,8 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 		st->gap_left = 0;
 		st->open++;
 	}
-	if (st->cpos >= st->rpos * m->s - m->eps) {
-		st->cpos = st->rpos * m->s;
+	if (st->cpos >= st->rbytes - m->eps) {
+		st->cpos = st->rbytes;
 		if (st->rpos == st->total) {
 			st->state = ST_DONE;
 			/* the exit takes no resource: nothing else waits for it */
@@ -680,7 +477,7 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
 			return st->gap_left;
 	}
 	reader_advance(m, i, res);
-	st->rate = st->rpos * m->s - st->cpos > m->eps ? m->inst[i].rate : 0;
+	st->rate = st->rbytes - st->cpos > m->eps ? m->inst[i].rate : 0;
 	return rate_event(m, i);
 }
 
@@ -689,10 +486,13 @@ static double inst_settle(struct model *m, int i, const double *delta, double t,
  * max-min: a prefetch whose share is above its cap gets the cap, and the
  * others split the rest. The cap paces the prefetch's requests, not a read
  * in flight: once a job waits on the prefetch's load, it is not capped.
+ * Each load's rate into flow_r[], once per event (settle() and advance()
+ * both use it; the loads do not change in between).
  */
-static double flow_rate(const struct model *m, int f)
+static void flow_rates(struct model *m)
 {
 	double wsum = 0, bw = model_bw(&m->sys, m->nflows);
+	bool capped;
 	int pf = -1;
 
 	for (int g = 0; g < m->nflows; g++) {
@@ -700,16 +500,21 @@ static double flow_rate(const struct model *m, int f)
 		if (m->flows[g] == m->pf_wait)
 			pf = g;
 	}
-	if (pf >= 0 && !m->pf_joined && m->pf_cap > 0 && bw * m->flow_w[pf] / wsum > m->pf_cap)
-		return f == pf ? m->pf_cap :
-		       (bw - m->pf_cap) * m->flow_w[f] / (wsum - m->flow_w[pf]);
-	return bw * m->flow_w[f] / wsum;
+	capped = pf >= 0 && !m->pf_joined && m->pf_cap > 0 &&
+		 bw * m->flow_w[pf] / wsum > m->pf_cap;
+	for (int f = 0; f < m->nflows; f++) {
+		if (capped)
+			m->flow_r[f] = f == pf ? m->pf_cap :
+				       (bw - m->pf_cap) * m->flow_w[f] / (wsum - m->flow_w[pf]);
+		else
+			m->flow_r[f] = bw * m->flow_w[f] / wsum;
+	}
 }
 
 static void advance(struct model *m, double dt)
 {
 	for (int f = 0; f < m->nflows; f++)
-		m->flow_rem[m->flows[f]] -= flow_rate(m, f) * dt;
+		m->flow_rem[m->flows[f]] -= m->flow_r[f] * dt;
 	for (int i = 0; i < m->n; i++) {
 		struct inst_state *st = &m->st[i];
 
@@ -718,7 +523,7 @@ static void advance(struct model *m, double dt)
 		else if (st->state == ST_RUN && st->in_gap)
 			st->gap_left -= dt;
 		else if (st->state == ST_RUN)
-			st->cpos = min2(st->cpos + st->rate * dt, st->rpos * m->s);
+			st->cpos = min2(st->cpos + st->rate * dt, st->rbytes);
 	}
 }
 
@@ -778,101 +583,16 @@ static double settle(struct model *m, const double *delta, double t,
 		for (int i = 0; i < m->n; i++)
 			dt = min2(dt, inst_next(m, i));
 	}
+	flow_rates(m);
 	for (int f = 0; f < m->nflows; f++)
-		dt = min2(dt, m->flow_rem[m->flows[f]] / flow_rate(m, f));
+		dt = min2(dt, m->flow_rem[m->flows[f]] / m->flow_r[f]);
 	return dt;
-}
-
-/* ---- starting from a given state (model_set_start(), for online.c) ---- */
-
-int model_set_start(struct model *m, const struct model_start *s)
-{
-	m->has_start = false;
-	if (!s)
-		return 0;
-	if (!(s->resident <= m->sys.dataset) || !isfinite(s->resident))
-		return -EINVAL;
-	for (int i = 0; i < m->n; i++)
-		if (!(s->consumed[i] >= 0) || !isfinite(s->consumed[i]))
-			return -EINVAL;
-	m->start = *s;
-	m->has_start = true;
-	return 0;
-}
-
-/*
- * What the running instances read goes into the cache, oldest first and
- * interleaved in proportion to what each read (so an LRU cache keeps the
- * most recent reads of all of them): up to two passes back, which covers
- * every extent an instance past its first epoch has read. An extent read
- * again is touched, as a hit would.
- */
-static void start_fill_reads(struct model *m)
-{
-	uint64_t len[MODEL_MAX_INST], last[MODEL_MAX_INST], L = 0;
-
-	for (int i = 0; i < m->n; i++) {
-		uint64_t r = m->st[i].rpos;
-
-		len[i] = m->start.running[i] && m->st[i].state == ST_RUN ?
-			 (r < 2 * (uint64_t)m->K ? r : 2 * (uint64_t)m->K) : 0;
-		last[i] = UINT64_MAX;
-		L = len[i] > L ? len[i] : L;
-	}
-	for (uint64_t j = 0; j < L; j++) {
-		for (int i = 0; i < m->n; i++) {
-			uint32_t c;
-			uint64_t q;
-
-			if (!len[i])
-				continue;
-			q = m->st[i].rpos - len[i] + j * len[i] / L;
-			if (q == last[i])
-				continue;
-			last[i] = q;
-			c = extent_at(m, i, q);
-			if (m->resident[c])
-				cache_touch(m, c);
-			else
-				cache_insert(m, c);
-		}
-	}
-}
-
-/* Running instances at their positions; the cache as s->resident says. */
-static void start_apply(struct model *m, struct model_result *res)
-{
-	double want = m->start.resident;
-	uint32_t target;
-
-	for (int i = 0; i < m->n; i++) {
-		struct inst_state *st = &m->st[i];
-		double c = fmin(m->start.consumed[i], st->total * m->s);
-
-		if (!m->start.running[i] || st->state == ST_DONE)
-			continue;
-		st->state = ST_RUN;
-		st->cpos = c;
-		/* the extent it is in the middle of has been read */
-		st->rpos = (uint64_t)ceil(c / m->s - 1e-9);
-		res->inst[i].start = 0;
-	}
-	start_fill_reads(m);
-	if (want < 0)
-		return;
-	target = (uint32_t)fmin(floor(want / m->s + 0.5), m->cap);
-	while (m->nres > target)
-		cache_evict_one(m);
-	/* more than the running instances read: pages of earlier runs */
-	for (uint32_t c = 0; c < m->K && m->nres < target; c++)
-		if (!m->resident[c])
-			cache_insert(m, c);
 }
 
 static void sim_reset(struct model *m, const bool *mask, struct model_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	cache_reset(m);
+	sim_cache_reset(m);
 	m->cpu_model = false;
 	for (uint32_t c = 0; c < m->K; c++)
 		m->flow_rem[c] = -1;
@@ -888,10 +608,11 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 
 		st->state = mask && !mask[i] ? ST_DONE : ST_WAIT;
 		st->total = (uint64_t)m->inst[i].epochs * m->K;
-		st->rpos = 0;
+		set_rpos(m, st, 0);
 		st->cpos = 0;
 		st->wait = NONE;
 		st->perm_epoch = UINT32_MAX;
+		st->memo_q = UINT64_MAX;
 		st->spos = 0;
 		st->srate = 1;
 		st->in_gap = false;
@@ -905,14 +626,59 @@ static void sim_reset(struct model *m, const bool *mask, struct model_result *re
 				(m->sys.ncpu > 0 && m->inst[i].startup_cpu > 0);
 	}
 	if (m->has_start)
-		start_apply(m, res);
+		sim_start_apply(m, res);
 }
 
+/*
+ * A lower bound of instance i's end from the state at time t: it cannot
+ * consume faster than R_i nor start up faster than alone, and its exit
+ * follows. The margin covers what the simulation may gain on that: the
+ * snap of a consumer within eps of an extent's end (eps = 1e-9 of an
+ * extent, once per extent), a release 1e-12 s and a start-up 1e-9 s early,
+ * and rounding, at most half an ulp per operation and event (slack: the
+ * relative margin m->lb_rel, set by simulate() from its event limit).
+ */
+static double inst_end_bound(const struct model *m, int i, const double *delta, double t)
+{
+	const struct inst_state *st = &m->st[i];
+	const struct model_inst *in = &m->inst[i];
+	double left, base = st->state == ST_WAIT ? fmax(delta[i], t) : t;
+
+	if (!st->total)
+		return base - 1e-6;
+	left = fmax(pos_bytes(m, st->total) - st->cpos, 0) - 2 * m->eps;
+	base += fmax(left, 0) / in->rate + in->exit;
+	if (st->state == ST_WAIT || st->state == ST_START)
+		base += fmax(in->startup - st->spos - 1e-9, 0);
+	return base * (1 - m->lb_rel) - 1e-6;
+}
+
+/* Whether the makespan is certain to be above bound already at time t. */
+static bool sim_past(const struct model *m, const double *delta, const bool *mask,
+		     double t, double bound, const struct model_result *res)
+{
+	for (int i = 0; i < m->n; i++) {
+		if (mask && !mask[i])
+			continue;
+		if (m->st[i].state == ST_DONE ? res->inst[i].end > bound :
+		    inst_end_bound(m, i, delta, t) > bound)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Simulate from t = 0 until every instance is done; 1 (res incomplete)
+ * as soon as the makespan is certain to be above bound (checked at the
+ * start and every 64 events): a search that only asks "is it better"
+ * stops there.
+ */
 static int simulate(struct model *m, const double *delta, const bool *mask,
-		    struct model_result *res)
+		    double bound, struct model_result *res)
 {
 	uint64_t limit = 64;
 	double t = 0;
+	bool cut = false;
 	int done;
 
 	for (int i = 0; i < m->n; i++) {
@@ -921,10 +687,17 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 		limit += 8 * ((uint64_t)m->inst[i].epochs * m->K + 1) + 4 * m->inst[i].epochs;
 	}
 	limit += 8 * ((uint64_t)m->pf_n + 1);
+	/* the snaps (1e-9 of what is left), and 4 roundings per event */
+	m->lb_rel = 2e-9 + 4.0 * limit * 0x1p-53;
 	sim_reset(m, mask, res);
 	for (;;) {
-		double dt = settle(m, delta, t, res, &done);
+		double dt;
 
+		cut = !(res->events & 63) && bound < INFINITY &&
+		      sim_past(m, delta, mask, t, bound, res);
+		if (cut)
+			break;
+		dt = settle(m, delta, t, res, &done);
 		if (done == m->n)
 			break;
 		if (!isfinite(dt) || ++res->events > limit)
@@ -932,6 +705,9 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 		advance(m, dt);
 		t += dt;
 	}
+	m->events_all += res->events;
+	if (cut)
+		return 1;
 	for (int i = 0; i < m->n; i++)
 		if (!mask || mask[i])
 			res->makespan = fmax(res->makespan, res->inst[i].end);
@@ -940,7 +716,18 @@ static int simulate(struct model *m, const double *delta, const bool *mask,
 
 int model_eval(struct model *m, const double *delta, struct model_result *res)
 {
-	return simulate(m, delta, NULL, res);
+	return simulate(m, delta, NULL, INFINITY, res);
+}
+
+int model_eval_bound(struct model *m, const double *delta, double bound,
+		     struct model_result *res)
+{
+	return simulate(m, delta, NULL, bound, res);
+}
+
+uint64_t model_events(const struct model *m)
+{
+	return m->events_all;
 }
 
 int model_solo(struct model *m, int i, double *t)
@@ -953,76 +740,9 @@ int model_solo(struct model *m, int i, double *t)
 	if (i < 0 || i >= m->n)
 		return -EINVAL;
 	mask[i] = true;
-	err = simulate(m, zero, mask, &res);
+	err = simulate(m, zero, mask, INFINITY, &res);
 	if (!err)
 		*t = res.inst[i].end;
 	return err;
 }
 
-/* ---- the prefetch and given orders ---- */
-
-int model_set_prefetch(struct model *m, const struct model_prefetch *p)
-{
-	uint32_t *o;
-
-	if (!p || !p->n) {
-		free(m->pf_order);
-		m->pf_order = NULL;
-		m->pf_n = 0;
-		return 0;
-	}
-	if (!(p->start >= 0) || !(p->start <= MODEL_MAX_SECONDS) || !(p->cap >= 0) ||
-	    !(p->cap <= MODEL_MAX_BYTES) || p->n > m->K)
-		return -EINVAL;
-	for (uint32_t k = 0; k < p->n; k++)
-		if (p->order[k] >= m->K)
-			return -EINVAL;
-	o = realloc(m->pf_order, m->K * sizeof(*o));
-	if (!o)
-		return -ENOMEM;
-	memcpy(o, p->order, p->n * sizeof(*o));
-	m->pf_order = o;
-	m->pf_n = p->n;
-	m->pf_start = p->start;
-	m->pf_cap = p->cap;
-	return 0;
-}
-
-/* ext first (each once), then the rest in the instance's own first epoch */
-int model_set_order(struct model *m, int i, const uint32_t *ext, uint32_t n)
-{
-	uint8_t *taken;
-	uint32_t k = 0;
-
-	if (i < 0 || i >= m->n)
-		return -EINVAL;
-	free(m->given[i]);
-	m->given[i] = NULL;
-	if (!ext)
-		return 0;
-	for (uint32_t j = 0; j < n; j++)
-		if (ext[j] >= m->K)
-			return -EINVAL;
-	taken = calloc(m->K, 1);
-	m->given[i] = malloc(m->K * sizeof(uint32_t));
-	if (!taken || !m->given[i]) {
-		free(taken);
-		free(m->given[i]);
-		m->given[i] = NULL;
-		return -ENOMEM;
-	}
-	for (uint32_t j = 0; j < n; j++)
-		if (!taken[ext[j]]++)
-			m->given[i][k++] = ext[j];
-	shuffle(m->st[i].perm, m->K, m->inst[i].order == MODEL_ORDER_SAME ? m->sys.same_seed :
-		m->inst[i].seed, 0);
-	m->st[i].perm_epoch = UINT32_MAX;	/* perm was only borrowed */
-	for (uint32_t q = 0; q < m->K; q++) {
-		uint32_t c = m->inst[i].order == MODEL_ORDER_SEQ ? q : m->st[i].perm[q];
-
-		if (!taken[c]++)
-			m->given[i][k++] = c;
-	}
-	free(taken);
-	return 0;
-}

@@ -14,9 +14,11 @@
  * constant between events, so the integration is exact between events.
  * Documentation/model.md has the derivation and its limits.
  *
- * The library: the simulation (makespan.c) and its search (search.c); the
- * calibration profile that feeds it and the model input built from a
- * profile and overrides (profile.c); the evaluation the CLI and `run` show,
+ * The library: the simulation (makespan.c, with its cache in sim_cache.c,
+ * read orders in sim_order.c, start state, prefetch and given orders in
+ * sim_start.c) and its
+ * search (search.c); the calibration profile that feeds it and the model
+ * input built from a profile and overrides (profile.c); the evaluation the CLI and `run` show,
  * with its text/JSON output and plot (grid_report.c).
  */
 #ifndef TANDEM_CTL_MODEL_H
@@ -172,6 +174,17 @@ uint32_t model_cache_extents(const struct model *m);
 
 /* Simulate one release vector (delta[i] >= 0, seconds). */
 int model_eval(struct model *m, const double *delta, struct model_result *res);
+/*
+ * The same, for a search that only needs to know whether the makespan is
+ * at most bound: 1 (res incomplete) once the simulation is certain that it
+ * is above (a lower bound of some instance's end passed it; checked at the
+ * start and every 64 events), otherwise 0 and res as model_eval() gives
+ * it, bit for bit (its makespan may still be above bound).
+ */
+int model_eval_bound(struct model *m, const double *delta, double bound,
+		     struct model_result *res);
+/* Events simulated with m so far (every evaluation, those cut short too). */
+uint64_t model_events(const struct model *m);
 /* Makespan of instance i alone on a cold cache (its solo time). */
 int model_solo(struct model *m, int i, double *t);
 
@@ -547,6 +560,7 @@ struct mo_report {
 	double chosen_m;
 	struct model_result chosen_res;
 	unsigned evals;
+	uint64_t search_events;	/* events the search simulated (cut ones too) */
 	double search_ms, search_cpu_ms;
 };
 

@@ -31,24 +31,30 @@ static double stagger_sum(const double *d, int n)
 	return s;
 }
 
-/* Evaluate d; keep it when better, or as good with less total stagger. */
+/*
+ * Evaluate d; keep it when better, or as good with less total stagger. The
+ * simulation stops once it is certain that d is not better (the bound: the
+ * incumbent, less the tie margin unless d staggers less), so the choice is
+ * what a full simulation of every point would make.
+ */
 static int try_point(struct search *s, const double *d, bool *better)
 {
 	struct model_result res;
-	double tie;
+	double tie, bound;
+	bool less;
 	int err;
 
 	*better = false;
 	if (s->evals >= s->max_evals)
 		return 0;
 	s->evals++;
-	err = model_eval(s->m, d, &res);
-	if (err)
-		return err;
 	tie = isfinite(s->best_m) ? 1e-9 * fmax(s->best_m, 1e-9) : 0;
-	if (res.makespan < s->best_m - tie ||
-	    (res.makespan <= s->best_m + tie &&
-	     stagger_sum(d, s->n) < stagger_sum(s->best, s->n) - 1e-12)) {
+	less = stagger_sum(d, s->n) < stagger_sum(s->best, s->n) - 1e-12;
+	bound = less ? s->best_m + tie : s->best_m - tie;
+	err = model_eval_bound(s->m, d, bound, &res);
+	if (err)
+		return err < 0 ? err : 0;
+	if (res.makespan < s->best_m - tie || (res.makespan <= s->best_m + tie && less)) {
 		s->best_m = res.makespan;
 		memcpy(s->best, d, s->n * sizeof(*d));
 		*better = true;

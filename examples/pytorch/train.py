@@ -4,7 +4,7 @@
 training script, as a user would write it (nothing here knows about Tandem).
 
   train.py DATA --arch resnet18 --size 64 --batch-size 32 --workers 2 --epochs 2
-           [--shards] [--checkpoint-dir DIR [--checkpoint-every K]]
+           [--shards | --records] [--checkpoint-dir DIR [--checkpoint-every K]]
 
 With --shards, DATA is a folder of WebDataset-style tar shards (make_shards.py:
 KEY.jpg and KEY.cls per sample, classes.txt) read the way WebDataset reads
@@ -12,6 +12,12 @@ them, with the standard library's tarfile: each epoch the shard order is
 shuffled (seed + epoch), the shards are dealt to the DataLoader's workers, each
 shard is read from its start to its end, and the samples pass a shuffle buffer
 of --shuffle-buffer.
+
+With --records, DATA is one file of fixed-size records (make_records.py), a
+single large random-access file as HDF5 or LMDB datasets are: a map-style
+dataset whose items each DataLoader worker reads with os.pread at the
+record's offset, in the sampler's shuffled order (every record once per
+epoch, a new order each epoch).
 
 With --checkpoint-dir, every K steps the model and optimizer state go to
 DIR/ckpt-NNNNNN.pt (NNNNNN: the step) the way users write checkpoints:
@@ -22,9 +28,11 @@ save and the rename, the time training waited for it).
 import argparse
 import glob
 import io
+import json
 import os
 import random
 import statistics
+import struct
 import sys
 import tarfile
 import time
@@ -79,12 +87,39 @@ class Shards(torch.utils.data.IterableDataset):
         return self.transform(img), sample[1]
 
 
+class Records(torch.utils.data.Dataset):
+    """One file of fixed-size records (make_records.py), read with pread."""
+
+    def __init__(self, path, transform):
+        with open(path, "rb") as f:
+            head = f.read(4096)
+        if not head.startswith(b"TANDEMREC1\n"):
+            raise SystemExit(f"{path}: not a records file (make_records.py)")
+        meta = json.loads(head.split(b"\n")[1])
+        self.path, self.transform = path, transform
+        self.size, self.count, self.classes = meta["record_size"], meta["count"], meta["classes"]
+        self.fd, self.pid = None, None
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, i):
+        if self.pid != os.getpid():  # each worker process opens its own
+            self.fd, self.pid = os.open(self.path, os.O_RDONLY), os.getpid()
+        rec = os.pread(self.fd, self.size, 4096 + i * self.size)
+        cls, n = struct.unpack_from("<II", rec)
+        img = Image.open(io.BytesIO(rec[8:8 + n])).convert("RGB")
+        return self.transform(img), cls
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("data", help="ImageFolder root (one subfolder per class), or with "
                     "--shards a folder of tar shards")
     ap.add_argument("--shards", action="store_true",
                     help="DATA holds WebDataset-style tar shards (make_shards.py)")
+    ap.add_argument("--records", action="store_true",
+                    help="DATA is one file of fixed-size records (make_records.py)")
     ap.add_argument("--shuffle-buffer", type=int, default=256, metavar="N",
                     help="with --shards: samples in each worker's shuffle buffer (default 256)")
     ap.add_argument("--arch", default="resnet18",
@@ -103,6 +138,8 @@ def main():
         ap.error("--checkpoint-every must be at least 1")
     if args.shuffle_buffer < 1:
         ap.error("--shuffle-buffer must be at least 1")
+    if args.shards and args.records:
+        ap.error("--shards and --records exclude each other")
 
     torch.manual_seed(args.seed)
     tf = transforms.Compose([
@@ -116,11 +153,15 @@ def main():
         loader = DataLoader(train, batch_size=args.batch_size, num_workers=args.workers)
         what = f"{len(train.paths)} shards"
     else:
-        train = datasets.ImageFolder(args.data, transform=tf)
+        if args.records:
+            train = Records(args.data, tf)
+            what = f"{len(train)} records of {train.size} bytes"
+        else:
+            train = datasets.ImageFolder(args.data, transform=tf)
+            what = f"{len(train)} images"
         loader = DataLoader(train, batch_size=args.batch_size, shuffle=True,
                             num_workers=args.workers,
                             generator=torch.Generator().manual_seed(args.seed))
-        what = f"{len(train)} images"
     model = getattr(torchvision.models, args.arch)(num_classes=len(train.classes))
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
     loss_fn = torch.nn.CrossEntropyLoss()

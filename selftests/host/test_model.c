@@ -271,6 +271,46 @@ TEST(search_beats_brute_force_n3)
 }
 
 /*
+ * model_eval_bound(): with the makespan itself as the bound, or above, the
+ * simulation runs to its end and gives model_eval()'s result bit for bit,
+ * whatever the eviction policy. With a bound below, it stops: when the
+ * jobs are compute-bound (storage 2 GiB/s), their ends are known from the
+ * start (each reads at most at R_i), so within the first 64 events.
+ */
+TEST(bounded_eval_is_exact_or_cut)
+{
+	struct model_sys sys = { .dataset = 300 * MiB, .extents = 150, .cache = 120 * MiB,
+				 .bw = { 50 * MiB, 30 * MiB }, .nbw = 2 };
+	struct model_inst in[3] = { job("A", MiB / 0.030, 2, MODEL_ORDER_INDEP, 1),
+				    job("B", MiB / 0.010, 2, MODEL_ORDER_SAME, 2),
+				    job("C", MiB / 0.015, 2, MODEL_ORDER_SEQ, 3) };
+	double d[3] = { 0, 3.5, 1.25 };
+	struct model_result full, r;
+	struct model *m;
+
+	for (int ev = MODEL_EVICT_RANDOM; ev <= MODEL_EVICT_2Q; ev++) {
+		sys.evict = ev;
+		m = mk(&sys, in, 3);
+		ASSERT_NE(NULL, m);
+		ASSERT_EQ(0, model_eval(m, d, &full));
+		ASSERT_EQ(0, model_eval_bound(m, d, full.makespan, &r));
+		EXPECT_EQ(0, memcmp(&full, &r, sizeof(r)));
+		ASSERT_EQ(0, model_eval_bound(m, d, full.makespan * 1.01, &r));
+		EXPECT_EQ(0, memcmp(&full, &r, sizeof(r)));
+		model_free(m);
+	}
+	sys.bw[0] = sys.bw[1] = 2048 * MiB;
+	m = mk(&sys, in, 3);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, model_eval(m, d, &full));
+	EXPECT_EQ(1, model_eval_bound(m, d, full.makespan * 0.999, &r));
+	EXPECT_LT(r.events, 64) TH_LOG("%llu of %llu events",
+		(unsigned long long)r.events, (unsigned long long)full.events);
+	EXPECT_GT(full.events, 256);
+	model_free(m);
+}
+
+/*
  * DESIGN.md's testbed (600 x 1 MiB files, disk 50 MiB/s, two epochs,
  * 15 ms per file; page cache assumed 450 MiB): with a fair throttle
  * (eta = 1) simultaneous start is at or near the optimum for independent

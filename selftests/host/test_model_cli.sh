@@ -35,14 +35,18 @@ ksft_diag "N=8: search ${search} ms (${cpu} ms CPU), whole command ${ms} ms," \
 # CPU time, not wall time: this machine is shared and wall time is its load
 ksft_check "N=8: best schedule in under 0.5 s of CPU" \
 	awk -v c="$cpu" 'BEGIN { exit !(c < 500) }'
-# 8 jobs on an ImageNet-sized dataset (140 GiB; the extents clamp at 1024):
+# 8 jobs on an ImageNet-sized dataset (140 GiB in the default 512 extents):
 # the search refines to a thousandth of the longest solo time, not to 0.05 s
 # (which took 779 simulations, 1.8 s of CPU)
 "$T" -j model --dataset-size 140G --bw 500M --cache 20G $(for i in 1 2 3 4 5 6 7 8; do
 	echo "--instance name=j$i,rate=$((20 + 5 * i))M,epochs=2,order=indep,seed=$i"; done) >"$tmp/big8.json"
-ksft_diag "N=8, 140 GiB: $(jq -r '.best | "\(.evals) simulations, \(.search_cpu_ms) ms CPU"' "$tmp/big8.json")"
-ksft_check "N=8 on a 140 GiB dataset: at most 450 simulations, M finite" \
-	jq -e '.best.evals <= 450 and (.best.makespan_s | isfinite)' "$tmp/big8.json"
+# Each simulation stops once it cannot beat the best so far: 3.34 M events
+# for the 414 simulations, 5.33 M if each ran to its end (0.89-1.49 s of CPU
+# here at load 5, against 0.44-0.75 s bounded: Documentation/model.md,
+# "Cost"). Events, not CPU time: they are the same at any load.
+ksft_diag "N=8, 140 GiB: $(jq -r '.best | "\(.evals) simulations, \(.search_events) events, \(.search_cpu_ms) ms CPU"' "$tmp/big8.json"), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+ksft_check "N=8 on a 140 GiB dataset: at most 450 simulations and 4 M events, M finite" \
+	jq -e '.best.evals <= 450 and .best.search_events <= 4000000 and (.best.makespan_s | isfinite)' "$tmp/big8.json"
 ksft_expect_eq "N=8: staggering beats simultaneous start when eta = 0.5" \
 	"$(jq '.best.makespan_s < .best.simultaneous_s and (.best.delta_s | length) == 8' "$tmp/m8.json")" true
 
