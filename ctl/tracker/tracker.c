@@ -97,6 +97,7 @@ int tracker_open(struct tracker *t)
 		{ "datasets", &t->datasets_fd }, { "counts", &t->counts_fd },
 		{ "matrix", &t->matrix_fd }, { "global", &t->global_fd },
 		{ "meta", &t->meta_fd }, { "filter", &t->filter_fd },
+		{ "fileinfo", &t->fileinfo_fd },
 	};
 	size_t i;
 	int err = 0;
@@ -146,7 +147,7 @@ void tracker_close(struct tracker *t)
 	int *fds[] = {
 		&t->files_fd, &t->pages_fd, &t->tasks_fd, &t->jobs_fd,
 		&t->datasets_fd, &t->counts_fd, &t->matrix_fd, &t->global_fd,
-		&t->meta_fd, &t->filter_fd, &t->lock_fd,
+		&t->meta_fd, &t->filter_fd, &t->fileinfo_fd, &t->lock_fd,
 	};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -267,16 +268,13 @@ static uint64_t files_registered(struct tracker *t)
 	return n;
 }
 
-static struct tandem_trk_file_key file_key(const struct file_list *fl, size_t i)
-{
-	return (struct tandem_trk_file_key){ .dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i] };
-}
-
 int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_need *n)
 {
 	struct tandem_trk_meta meta;
-	struct tandem_trk_file f;
+	struct ftable ft;
+	uint64_t new = 0;
 	__u32 zero = 0;
+	int err;
 
 	memset(n, 0, sizeof(*n));
 	if (bpf_map_lookup_elem(t->meta_fd, &zero, &meta))
@@ -285,20 +283,21 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 	n->max_pages = meta.max_pages;
 	n->pages_set = meta.flags & TANDEM_TRK_META_PAGES_SET;
 	n->registered = files_registered(t);
-	n->files = n->registered + fl->n;	/* at most */
 	for (size_t i = 0; i < fl->n; i++)
 		n->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
-	/* past the table: one lookup per file, what is registered takes no new slot */
-	for (size_t i = 0; n->files > n->max_files && i < fl->n; i++) {
-		struct tandem_trk_file_key key = file_key(fl, i);
-
-		if (!bpf_map_lookup_elem(t->files_fd, &key, &f))
-			n->files--;
+	/* what is registered takes no new slot; the new ones, placed as they will be */
+	err = ftable_map(&ft, t->files_fd, -1);
+	if (!err) {
+		err = ftable_fit(&ft, fl, &new);
+		ftable_unmap(&ft);
 	}
-	return n->files > n->max_files || (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
+	n->probes_over = err == -E2BIG;
+	if (err && err != -E2BIG)
+		return err;
+	n->files = n->registered + (n->probes_over ? fl->n : new);
+	return n->probes_over || n->files > n->max_files ||
+	       (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
 }
-
-#define ADD_CHUNK	4096
 
 /*
  * Set every file's bit in the filter the BPF hooks test first (tracker.h):
@@ -332,161 +331,58 @@ static int filter_add_all(struct tracker *t, const struct file_list *fl)
 	return err;
 }
 
-/* the file table, read whole (batches), sorted by key for present_of() */
-struct file_dump {
-	struct tandem_trk_file_key *keys;
-	struct tandem_trk_file *vals;
-	size_t n;
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-	const struct tandem_trk_file_key *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-struct kv {
-	struct tandem_trk_file_key k;
-	struct tandem_trk_file v;
-};
-
-static int dump_sort(struct file_dump *d)
-{
-	struct kv *kv = calloc(d->n ? d->n : 1, sizeof(*kv));
-
-	if (!kv)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->n; i++)
-		kv[i] = (struct kv){ d->keys[i], d->vals[i] };
-	qsort(kv, d->n, sizeof(*kv), key_cmp);	/* the key is kv's first member */
-	for (size_t i = 0; i < d->n; i++) {
-		d->keys[i] = kv[i].k;
-		d->vals[i] = kv[i].v;
-	}
-	free(kv);
-	return 0;
-}
-
-static int files_dump(struct tracker *t, uint64_t registered, struct file_dump *d)
-{
-	size_t cap = registered + ADD_CHUNK;
-	__u32 tok_in = 0, tok_out = 0, n;
-	bool first = true;
-	int err = 0;
-
-	memset(d, 0, sizeof(*d));
-	d->keys = calloc(cap, sizeof(*d->keys));
-	d->vals = calloc(cap, sizeof(*d->vals));
-	if (!d->keys || !d->vals)
-		return -ENOMEM;
-	for (;;) {
-		n = cap - d->n < ADD_CHUNK ? cap - d->n : ADD_CHUNK;
-		if (!n)
-			return -EOVERFLOW;	/* more files than the datasets count */
-		if (bpf_map_lookup_batch(t->files_fd, first ? NULL : &tok_in, &tok_out,
-					 d->keys + d->n, d->vals + d->n, &n, NULL))
-			err = errno == ENOENT ? 1 : -errno;
-		d->n += n;
-		if (err)
-			break;
-		tok_in = tok_out;
-		first = false;
-	}
-	return err < 0 ? err : dump_sort(d);
-}
-
-static void dump_free(struct file_dump *d)
-{
-	free(d->keys);
-	free(d->vals);
-}
-
-/* the file registered under KEY, or NULL */
-static const struct tandem_trk_file *present_of(const struct file_dump *d,
-						const struct tandem_trk_file_key *key)
-{
-	const struct tandem_trk_file_key *k = bsearch(key, d->keys, d->n, sizeof(*key), key_cmp);
-
-	return k ? &d->vals[k - d->keys] : NULL;
-}
-
-static void count_present(const struct tandem_trk_file *had, struct tracker_add_result *res)
+static void count_present(uint32_t dataset, struct tracker_add_result *res)
 {
 	res->present++;
 	if (res->owner != TRACKER_OWNER_MIXED)
-		res->owner = !res->owner || res->owner == had->dataset ?
-			     had->dataset : TRACKER_OWNER_MIXED;
-}
-
-/* write N new files (ids set) in one batch; callers hold tracker_lock() */
-static int add_batch(struct tracker *t, struct tandem_trk_file_key *keys,
-		     struct tandem_trk_file *vals, __u32 n)
-{
-	__u32 done = n;
-
-	if (n && bpf_map_update_batch(t->files_fd, keys, vals, &done, NULL)) {
-		int err = -errno;
-
-		ctl_err("tracker: cannot register files: %s%s", strerror(-err),
-			err == -E2BIG ? " (file map full)" : "");
-		return err;
-	}
-	return 0;
+		res->owner = !res->owner || res->owner == dataset ? dataset : TRACKER_OWNER_MIXED;
 }
 
 /*
- * The walk's files not registered yet get ids from *next_id, in batches;
- * the others are counted as present (the table read once, sorted, so
- * registration is O(n log n), two syscalls per 4096 files).
+ * The walk's files not registered yet get ids from *next_id, published in
+ * the mapped table; the others are counted as present. One probe sequence
+ * per file, no syscall: O(n).
  */
-static int add_new(struct tracker *t, const struct file_list *fl, const struct file_dump *d,
-		   uint32_t *next_id, struct tracker_add_result *res,
-		   struct tandem_trk_file_key *keys, struct tandem_trk_file *vals)
+static int add_new(struct ftable *ft, const struct file_list *fl, uint32_t *next_id,
+		   struct tracker_add_result *res)
 {
-	__u32 n = 0;
 	int err = 0;
 
 	for (size_t i = 0; i < fl->n && !err; i++) {
-		struct tandem_trk_file_key key = file_key(fl, i);
-		const struct tandem_trk_file *had = present_of(d, &key);
+		uint64_t dev = tracker_kdev(fl->devs[i]);
+		uint32_t had = ftable_find(ft, dev, fl->inos[i]);
 
 		if (had) {
-			count_present(had, res);
+			count_present(ftable_dataset(ft, had), res);
 			continue;
 		}
-		keys[n] = key;
-		vals[n++] = (struct tandem_trk_file){ .dataset = res->dataset, .file_id = (*next_id)++ };
+		err = ftable_add(ft, dev, fl->inos[i], *next_id, res->dataset);
+		if (err) {
+			ctl_err("tracker: cannot register files: %s%s", strerror(-err),
+				err == -E2BIG ? " (file table full)" : "");
+			break;
+		}
+		++*next_id;
 		res->added++;
 		res->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
-		if (n == ADD_CHUNK) {
-			err = add_batch(t, keys, vals, n);
-			n = 0;
-		}
 	}
-	return err ?: add_batch(t, keys, vals, n);
+	return err;
 }
 
 static int add_files(struct tracker *t, const struct file_list *fl, uint32_t *next_id,
 		     struct tracker_add_result *res)
 {
-	struct tandem_trk_file_key *keys = calloc(ADD_CHUNK, sizeof(*keys));
-	struct tandem_trk_file *vals = calloc(ADD_CHUNK, sizeof(*vals));
-	struct file_dump d = { 0 };
-	int err = keys && vals ? 0 : -ENOMEM;
+	struct ftable ft;
+	int err = ftable_map(&ft, t->files_fd, t->fileinfo_fd);
 
-	if (!err)
-		err = files_dump(t, *next_id - 1, &d);
+	if (err)
+		ctl_err("tracker: cannot map the file table: %s", strerror(-err));
 	/* the filter first: a file in `files` always passes it */
 	if (!err)
 		err = filter_add_all(t, fl);
 	if (!err)
-		err = add_new(t, fl, &d, next_id, res, keys, vals);
-	dump_free(&d);
-	free(keys);
-	free(vals);
+		err = add_new(&ft, fl, next_id, res);
+	ftable_unmap(&ft);
 	return err;
 }
 
@@ -502,6 +398,11 @@ static int dataset_get_or_create(struct tracker *t, const char *name, uint32_t *
 		return -EINVAL;
 	}
 	*id = max_u32_key(t->datasets_fd) + 1;
+	/* fileinfo holds a file's dataset in 16 bits (bpf/tracker.h) */
+	if (*id > TANDEM_TRK_DATASET_MAX) {
+		ctl_err("tracker: dataset ids are used up (%u): 'tandemctl tracker unload'", *id);
+		return -E2BIG;
+	}
 	strncpy(ds.name, name, sizeof(ds.name) - 1);
 	if (bpf_map_update_elem(t->datasets_fd, id, &ds, BPF_NOEXIST)) {
 		ctl_err("tracker: cannot create dataset %s: %s", name, strerror(errno));
@@ -546,6 +447,10 @@ void tracker_need_print(const struct tracker_need *n, const char *name)
 		tracker_dir(), n->max_files, n->max_pages, name,
 		(unsigned long long)n->files, (unsigned long long)n->registered,
 		(unsigned long long)n->pages);
+	if (n->probes_over)
+		ctl_err("tracker: and its file table is too crowded where the new files go "
+			"(a file would be more than %d slots from its place)",
+			TANDEM_TRK_FILE_PROBES - 1);
 }
 
 uint32_t tracker_add_counts_in(const struct tracker_add_result *res)

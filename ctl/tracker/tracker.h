@@ -75,6 +75,7 @@ struct tracker {
 	int global_fd;
 	int meta_fd;
 	int filter_fd;
+	int fileinfo_fd;
 	uint32_t filter_words;	/* the filter's max_entries */
 	uint32_t meta_id;	/* the meta map's kernel id: changes when reloaded */
 	int lock_fd;
