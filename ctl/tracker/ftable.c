@@ -9,6 +9,7 @@
  * never sees a file with another file's id or dataset.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -129,18 +130,21 @@ int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint3
 int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new)
 {
 	uint64_t *used = calloc(ft->nslots / 64 + 1, sizeof(*used));
+	bool over = false;
 	uint32_t at;
-	int err = used ? 0 : -ENOMEM;
+	int err;
 
 	*new = 0;
-	for (size_t i = 0; !err && i < fl->n; i++) {
+	if (!used)
+		return -ENOMEM;
+	for (size_t i = 0; i < fl->n; i++) {
 		err = probe(ft->slot, ft->nslots, used, tracker_kdev(fl->devs[i]), fl->inos[i], &at);
-		if (err == -ENOENT) {
+		if (err == -ENOENT)
 			used[at / 64] |= 1ULL << (at % 64);
-			++*new;
-			err = 0;
-		}
+		/* no room within the bound: still counted, so *NEW is exact */
+		over |= err == -E2BIG;
+		*new += err != 0;
 	}
 	free(used);
-	return err;
+	return over ? -E2BIG : 0;
 }

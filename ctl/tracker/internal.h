@@ -71,8 +71,9 @@ uint32_t ftable_dataset(const struct ftable *ft, uint32_t id);
 int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint32_t dataset);
 /*
  * How many of FL's files are not registered (*NEW), and whether all of them
- * fit within the probe bound, added in FL's order (-E2BIG when not):
- * what ftable_add() will then do, checked on a bitmap of slots, not a copy.
+ * fit within the probe bound, added in FL's order (-E2BIG when not, *NEW
+ * counted all the same): what ftable_add() will then do, checked on a
+ * bitmap of slots, not a copy of the table.
  */
 int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new);
 

@@ -291,11 +291,12 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 		err = ftable_fit(&ft, fl, &new);
 		ftable_unmap(&ft);
 	}
-	n->probes_over = err == -E2BIG;
 	if (err && err != -E2BIG)
 		return err;
-	n->files = n->registered + (n->probes_over ? fl->n : new);
-	return n->probes_over || n->files > n->max_files ||
+	n->files = n->registered + new;
+	/* crowded, although there are slots enough: a larger table spreads them */
+	n->probes_over = err == -E2BIG && n->files <= n->max_files;
+	return err || n->files > n->max_files ||
 	       (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
 }
 
