@@ -264,34 +264,52 @@ static __always_inline bool file_key_btf(struct address_space *mapping,
 	return file_maybe(key);
 }
 
+/* a lookup in the file table: the key, the slot it is at, what it found */
+struct probe_ctx {
+	__u64 dev;
+	__u64 ino;
+	__u32 i;
+	__u32 id;
+};
+
+static long probe_slot(__u32 n, void *data)
+{
+	struct probe_ctx *pc = data;
+	struct tandem_trk_slot *s = bpf_map_lookup_elem(&files, &pc->i);
+	__u32 id;
+
+	if (!s)
+		return 1;
+	id = *(volatile __u32 *)&s->file_id;
+	if (!id)
+		return 1;
+	/* the id first: a slot being written shows 0 there (tracker.h) */
+	barrier();
+	if (s->ino == pc->ino && s->dev == pc->dev) {
+		pc->id = id;
+		return 1;
+	}
+	pc->i = pc->i + 1 < file_slots ? pc->i + 1 : 0;
+	return 0;
+}
+
 /*
  * The file_id of (dev, ino) in the file table, 0 when it has none: its
  * slot is at most TANDEM_TRK_FILE_PROBES - 1 past its home (tandemctl sees
- * to it), the first empty slot ends the search. A global function: the
- * verifier checks the loop once, not in every program and path that looks
- * a file up; it returns the id (6.1 lets no global function return a map
- * value).
+ * to it), the first empty slot ends the search. One bpf_loop() step per
+ * slot, so the verifier checks one step, not 512; and a global function,
+ * checked once, not in every program and path that looks a file up. It
+ * returns the id (6.1 lets no global function return a map value).
  */
 __noinline __u32 trk_file_find(__u64 dev, __u64 ino)
 {
-	__u32 i = tandem_trk_slot_home(tandem_trk_filter_hash(dev, ino), file_slots);
+	struct probe_ctx pc = {
+		.dev = dev, .ino = ino,
+		.i = tandem_trk_slot_home(tandem_trk_filter_hash(dev, ino), file_slots),
+	};
 
-	for (__u32 n = 0; n < TANDEM_TRK_FILE_PROBES; n++) {
-		struct tandem_trk_slot *s = bpf_map_lookup_elem(&files, &i);
-		__u32 id;
-
-		if (!s)
-			return 0;
-		id = *(volatile __u32 *)&s->file_id;
-		if (!id)
-			return 0;
-		/* the id first: a slot being written shows 0 there (tracker.h) */
-		barrier();
-		if (s->ino == ino && s->dev == dev)
-			return id;
-		i = i + 1 < file_slots ? i + 1 : 0;
-	}
-	return 0;
+	bpf_loop(TANDEM_TRK_FILE_PROBES, probe_slot, &pc, 0);
+	return pc.id;
 }
 
 /* KEY's file in F: false when it is no dataset's (or not published yet) */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tracker's file table, mapped into this process: `files`, the
+ * The tracker's file table, mapped into this process, and its filter: `files`, the
  * open-addressed table of slots, and `fileinfo`, which holds each file's
  * dataset (bpf/tracker.h). tandemctl looks files up and publishes new ones
  * with loads and stores, no syscall per file; it writes under
@@ -13,13 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
+#include "../../bpf/tracker.h"
 #include "lib/files.h"
-#include "tracker/tracker.h"
+#include "lib/log.h"
 #include "tracker/internal.h"
+
+uint64_t tracker_kdev(dev_t dev)
+{
+	/* MKDEV() of include/linux/kdev_t.h: 12-bit major over 20-bit minor */
+	return ((uint64_t)major(dev) << 20) | minor(dev);
+}
 
 static int map_array(int fd, size_t vsize, void **p, uint32_t *n, size_t *len)
 {
@@ -147,4 +155,36 @@ int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *ne
 	}
 	free(used);
 	return over ? -E2BIG : 0;
+}
+
+/*
+ * Set every file's bit in the filter the BPF hooks test first (tracker.h):
+ * the filter read whole, the bits set here, written back whole (a batch
+ * each way; callers hold tracker_lock(), the BPF side only reads it).
+ */
+int ftable_filter_add(int filter_fd, uint32_t filter_words, const struct file_list *fl)
+{
+	__u32 n = filter_words, *idx = calloc(n, sizeof(*idx));
+	__u64 *words = calloc(n, sizeof(*words));
+	int err = idx && words ? 0 : -ENOMEM;
+
+	for (__u32 w = 0; w < n && idx; w++)
+		idx[w] = w;
+	/* an array's keys are its indices: one lookup per word, batched */
+	if (!err && bpf_map_lookup_batch(filter_fd, NULL, &(__u32){ 0 }, idx, words, &n, NULL) &&
+	    errno != ENOENT)
+		err = -errno;
+	for (size_t i = 0; !err && i < fl->n; i++) {
+		__u64 h = tandem_trk_filter_hash(tracker_kdev(fl->devs[i]), fl->inos[i]);
+
+		words[TANDEM_TRK_FILTER_WORD(h, filter_words)] |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
+	}
+	n = filter_words;
+	if (!err && bpf_map_update_batch(filter_fd, idx, words, &n, NULL))
+		err = -errno;
+	if (err)
+		ctl_err("tracker: cannot set the files filter: %s", strerror(-err));
+	free(idx);
+	free(words);
+	return err;
 }

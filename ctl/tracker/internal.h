@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* remove every pin under DIR and DIR itself; detaches the programs */
 int tracker_unpin_all(const char *dir);
@@ -56,6 +57,10 @@ struct ftable {
 	uint32_t nfi;			/* max_files + 1 */
 	size_t slot_len, fi_len;
 };
+/* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
+uint64_t tracker_kdev(dev_t dev);
+/* set FL's files' bits in the filter (FILTER_WORDS words) the BPF hooks test first */
+int ftable_filter_add(int filter_fd, uint32_t filter_words, const struct file_list *fl);
 /* FILEINFO_FD < 0: the slots only */
 int ftable_map(struct ftable *ft, int files_fd, int fileinfo_fd);
 void ftable_unmap(struct ftable *ft);

@@ -32,12 +32,6 @@ const char *tracker_dir(void)
 	return d && *d ? d : TRACKER_DEFAULT_DIR;
 }
 
-uint64_t tracker_kdev(dev_t dev)
-{
-	/* MKDEV() of include/linux/kdev_t.h: 12-bit major over 20-bit minor */
-	return ((uint64_t)major(dev) << 20) | minor(dev);
-}
-
 static int open_pinned(const char *name, int *fd)
 {
 	char path[PATH_MAX];
@@ -300,38 +294,6 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 	       (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
 }
 
-/*
- * Set every file's bit in the filter the BPF hooks test first (tracker.h):
- * the filter read whole, the bits set here, written back whole (a batch
- * each way; callers hold tracker_lock(), the BPF side only reads it).
- */
-static int filter_add_all(struct tracker *t, const struct file_list *fl)
-{
-	__u32 n = t->filter_words, *idx = calloc(n, sizeof(*idx));
-	__u64 *words = calloc(n, sizeof(*words));
-	int err = idx && words ? 0 : -ENOMEM;
-
-	for (__u32 w = 0; w < n && idx; w++)
-		idx[w] = w;
-	/* an array's keys are its indices: one lookup per word, batched */
-	if (!err && bpf_map_lookup_batch(t->filter_fd, NULL, &(__u32){ 0 }, idx, words, &n, NULL) &&
-	    errno != ENOENT)
-		err = -errno;
-	for (size_t i = 0; !err && i < fl->n; i++) {
-		__u64 h = tandem_trk_filter_hash(tracker_kdev(fl->devs[i]), fl->inos[i]);
-
-		words[TANDEM_TRK_FILTER_WORD(h, t->filter_words)] |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
-	}
-	n = t->filter_words;
-	if (!err && bpf_map_update_batch(t->filter_fd, idx, words, &n, NULL))
-		err = -errno;
-	if (err)
-		ctl_err("tracker: cannot set the files filter: %s", strerror(-err));
-	free(idx);
-	free(words);
-	return err;
-}
-
 static void count_present(uint32_t dataset, struct tracker_add_result *res)
 {
 	res->present++;
@@ -380,7 +342,7 @@ static int add_files(struct tracker *t, const struct file_list *fl, uint32_t *ne
 		ctl_err("tracker: cannot map the file table: %s", strerror(-err));
 	/* the filter first: a file in `files` always passes it */
 	if (!err)
-		err = filter_add_all(t, fl);
+		err = ftable_filter_add(t->filter_fd, t->filter_words, fl);
 	if (!err)
 		err = add_new(&ft, fl, next_id, res);
 	ftable_unmap(&ft);
@@ -450,8 +412,7 @@ void tracker_need_print(const struct tracker_need *n, const char *name)
 		(unsigned long long)n->pages);
 	if (n->probes_over)
 		ctl_err("tracker: and its file table is too crowded where the new files go "
-			"(a file would be more than %d slots from its place)",
-			TANDEM_TRK_FILE_PROBES - 1);
+			"(a file would be further from its place than a lookup probes)");
 }
 
 uint32_t tracker_add_counts_in(const struct tracker_add_result *res)

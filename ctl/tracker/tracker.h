@@ -214,7 +214,4 @@ int tracker_counts_get(struct tracker *t, uint32_t job, uint32_t dataset,
 /* Every job's rows of one dataset summed (job 0 too): the counts map only. */
 int tracker_dataset_counts(struct tracker *t, uint32_t dataset, struct tandem_trk_counts *c);
 
-/* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
-uint64_t tracker_kdev(dev_t dev);
-
 #endif
