@@ -57,6 +57,8 @@ struct ftable {
 	uint32_t nfi;			/* max_files + 1 */
 	size_t slot_len, fi_len;
 };
+/* largest u32 key of a hash map keyed by u32 (0 when empty; tracker.c) */
+uint32_t tracker_max_u32_key(int fd);
 /* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
 uint64_t tracker_kdev(dev_t dev);
 /* set FL's files' bits in the filter (FILTER_WORDS words) the BPF hooks test first */
@@ -82,7 +84,7 @@ int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint3
  */
 int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new);
 
-/* What registering a file list needs of the loaded tracker (tracker.c). */
+/* What registering a file list needs of the loaded tracker (register.c). */
 struct tracker_need {
 	uint64_t files;		/* registered now + the list's files not yet */
 	uint64_t registered;
