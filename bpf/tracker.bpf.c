@@ -31,12 +31,30 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAX_RANGE_PAGES	(1U << 20)
 #define MAX_FOLIO_PAGES	(1U << 18)	/* 1 GiB folio: larger than any kernel makes */
 
+/* the file table (tracker.h): written by tandemctl in place, read here */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);	/* set by the loader (--max-files) */
-	__type(key, struct tandem_trk_file_key);
-	__type(value, struct tandem_trk_file);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 21846);	/* set by the loader: tandem_trk_file_slots(max_files) */
+	__type(key, __u32);
+	__type(value, struct tandem_trk_slot);
 } files SEC(".maps");
+
+/* files' max_entries, set by the loader */
+const volatile __u32 file_slots = 21846;
+
+/*
+ * per file_id (1..max_files): the file's dataset, and what the programs
+ * keep of it (bpf/tracker_state.bpf.h). Mmapable: tandemctl reads and
+ * writes the datasets in place.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 16385);	/* set by the loader: max_files + 1 */
+	__type(key, __u32);
+	__type(value, struct tandem_trk_fileinfo);
+} fileinfo SEC(".maps");
 
 /* see tracker.h; sized by the loader, bits set by tandemctl */
 struct {
@@ -246,24 +264,84 @@ static __always_inline bool file_key_btf(struct address_space *mapping,
 	return file_maybe(key);
 }
 
-static __always_inline struct tandem_trk_file *
-lookup_file(struct address_space *mapping)
-{
-	struct tandem_trk_file_key key = {};
+/* a lookup in the file table: the key, the slot it is at, what it found */
+struct probe_ctx {
+	__u64 dev;
+	__u64 ino;
+	__u32 i;
+	__u32 id;
+};
 
-	if (!file_key(mapping, &key))
-		return NULL;
-	return bpf_map_lookup_elem(&files, &key);
+static long probe_slot(__u32 n, void *data)
+{
+	struct probe_ctx *pc = data;
+	struct tandem_trk_slot *s = bpf_map_lookup_elem(&files, &pc->i);
+	__u32 id;
+
+	if (!s)
+		return 1;
+	id = *(volatile __u32 *)&s->file_id;
+	if (!id)
+		return 1;
+	/* the id first: a slot being written shows 0 there (tracker.h) */
+	barrier();
+	if (s->ino == pc->ino && s->dev == pc->dev) {
+		pc->id = id;
+		return 1;
+	}
+	pc->i = pc->i + 1 < file_slots ? pc->i + 1 : 0;
+	return 0;
 }
 
-static __always_inline struct tandem_trk_file *
-lookup_file_btf(struct address_space *mapping)
+/*
+ * The file_id of (dev, ino) in the file table, 0 when it has none: its
+ * slot is at most TANDEM_TRK_FILE_PROBES - 1 past its home (tandemctl sees
+ * to it), the first empty slot ends the search. One bpf_loop() step per
+ * slot, so the verifier checks one step, not 512; and a global function,
+ * checked once, not in every program and path that looks a file up. It
+ * returns the id (6.1 lets no global function return a map value).
+ */
+__noinline __u32 trk_file_find(__u64 dev, __u64 ino)
+{
+	struct probe_ctx pc = {
+		.dev = dev, .ino = ino,
+		.i = tandem_trk_slot_home(tandem_trk_filter_hash(dev, ino), file_slots),
+	};
+
+	bpf_loop(TANDEM_TRK_FILE_PROBES, probe_slot, &pc, 0);
+	return pc.id;
+}
+
+/* KEY's file in F: false when it is no dataset's (or not published yet) */
+static __always_inline bool file_find(const struct tandem_trk_file_key *key,
+				      struct tandem_trk_file *f)
+{
+	struct tandem_trk_fileinfo *fi;
+	__u32 id = trk_file_find(key->dev, key->ino);
+
+	if (!id)
+		return false;
+	fi = bpf_map_lookup_elem(&fileinfo, &id);
+	if (!fi)
+		return false;
+	f->file_id = id;
+	f->dataset = fi->orders >> TANDEM_TRK_FI_DATASET_SHIFT;
+	return f->dataset != 0;
+}
+
+static __always_inline bool lookup_file(struct address_space *mapping, struct tandem_trk_file *f)
 {
 	struct tandem_trk_file_key key = {};
 
-	if (!file_key_btf(mapping, &key))
-		return NULL;
-	return bpf_map_lookup_elem(&files, &key);
+	return file_key(mapping, &key) && file_find(&key, f);
+}
+
+static __always_inline bool lookup_file_btf(struct address_space *mapping,
+					    struct tandem_trk_file *f)
+{
+	struct tandem_trk_file_key key = {};
+
+	return file_key_btf(mapping, &key) && file_find(&key, f);
 }
 
 /* index of the last page that exists in the file now, or -1 for empty */
@@ -332,7 +410,7 @@ int BPF_PROG(trk_tp_evict, struct folio *folio)
 /* a read range begins: what its flush checks against (see fileinfo) */
 static __always_inline void pending_begin(struct pending *p, __u32 job)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
 
 	p->evicts = fi ? fi->evicts : 0;
 	p->job = job;
@@ -347,7 +425,7 @@ static __always_inline void pending_begin(struct pending *p, __u32 job)
  */
 static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
 	struct tandem_trk_counts *c;
 	__u32 loader;
 	__u64 n;
@@ -444,7 +522,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 {
 	struct tandem_trk_file_key key = {};
 	struct task_struct *task;
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	struct pending *p;
 	__u32 job, file_id, dataset;
 
@@ -461,8 +539,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 		file_id = p->file_id;
 		dataset = p->dataset;
 	} else {
-		f = bpf_map_lookup_elem(&files, &key);
-		if (!f)
+		if (!file_find(&key, f))
 			return 0;
 		file_id = f->file_id;
 		dataset = f->dataset;
@@ -573,7 +650,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 {
 	struct tandem_trk_file_key key = {};
 	struct address_space *mapping;
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	__u64 pos, count, lo, hi, hint;
 	__u32 job;
 
@@ -583,8 +660,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	job = current_job();
 	if (!job)
 		return;
-	f = bpf_map_lookup_elem(&files, &key);
-	if (!f)
+	if (!file_find(&key, f))
 		return;
 	pos = BPF_CORE_READ(iocb, ki_pos);
 	count = tandem_get_pages_count(arg);
@@ -685,7 +761,7 @@ int BPF_PROG(trk_tp_map_pages, struct address_space *mapping,
 	     unsigned long start, unsigned long end)
 {
 	struct tandem_trk_file_key key = {};
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	__u32 job;
 
 	if (!file_key_btf(mapping, &key))
@@ -693,8 +769,7 @@ int BPF_PROG(trk_tp_map_pages, struct address_space *mapping,
 	job = current_job();
 	if (!job)
 		return 0;
-	f = bpf_map_lookup_elem(&files, &key);
-	if (f)
+	if (file_find(&key, f))
 		map_folios(job, f, start, end, eof_page(mapping));
 	return 0;
 }
@@ -852,7 +927,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fault_ctx fc = {};
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	struct pending *p;
 	__u32 job, seq = 0;
 	__u64 mm = 0, index;
@@ -890,8 +965,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	if (!fc.mapping)
 		return 0;
 	index = fc.pgoff + ((address - fc.start) >> PAGE_SHIFT_4K);
-	f = lookup_file(fc.mapping);
-	if (f)
+	if (lookup_file(fc.mapping, f))
 		fault_at(task, job, f, index, eof_page(fc.mapping));
 	return 0;
 }
@@ -908,7 +982,7 @@ SEC("tp_btf/mm_filemap_fault")
 int BPF_PROG(trk_tp_filemap_fault, struct address_space *mapping, unsigned long index)
 {
 	struct tandem_trk_file_key key = {};
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	__u32 job;
 
 	if (!file_key_btf(mapping, &key))
@@ -916,8 +990,7 @@ int BPF_PROG(trk_tp_filemap_fault, struct address_space *mapping, unsigned long 
 	job = current_job();
 	if (!job)
 		return 0;
-	f = bpf_map_lookup_elem(&files, &key);
-	if (f)
+	if (file_find(&key, f))
 		fault_at(bpf_get_current_task_btf(), job, f, index, eof_page(mapping));
 	return 0;
 }
@@ -928,7 +1001,7 @@ static __always_inline void on_set_pte(struct page *page)
 {
 	struct address_space *mapping;
 	struct tandem_trk_file_key key = {};
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	__u32 job;
 	__u64 index;
 
@@ -943,8 +1016,7 @@ static __always_inline void on_set_pte(struct page *page)
 	job = current_job();
 	if (!job)
 		return;
-	f = bpf_map_lookup_elem(&files, &key);
-	if (!f)
+	if (!file_find(&key, f))
 		return;
 	index = tandem_page_index(page);
 	account(job, f->file_id, f->dataset, index, index, 0, NULL);
@@ -972,7 +1044,7 @@ static __always_inline void on_set_pte_range(struct folio *folio, struct page *p
 					     unsigned int nr)
 {
 	struct address_space *mapping;
-	struct tandem_trk_file *f;
+	struct tandem_trk_file fv, *f = &fv;
 	__u32 job = current_job();
 	__u64 index;
 
@@ -981,8 +1053,7 @@ static __always_inline void on_set_pte_range(struct folio *folio, struct page *p
 	mapping = BPF_CORE_READ(folio, mapping);
 	if ((__u64)mapping & 1)
 		return;
-	f = lookup_file(mapping);
-	if (!f)
+	if (!lookup_file(mapping, f))
 		return;
 	index = tandem_folio_page_index(folio, page);
 	account(job, f->file_id, f->dataset, index, index + nr - 1, 0, NULL);

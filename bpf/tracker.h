@@ -20,7 +20,7 @@
 #define TANDEM_TRK_PAGE_SIZE	4096ULL
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	5
+#define TANDEM_TRK_VERSION	6	/* 6: files an open-addressed array */
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -42,23 +42,79 @@ enum tandem_trk_read_mode {
 	TANDEM_TRK_READ_BATCH,		/* the folio batch filemap_get_pages() returns */
 };
 
-/* files: key is the inode as the kernel names it */
+/* the inode as the kernel names it: what the filter and the file table hash */
 struct tandem_trk_file_key {
 	__u64 dev;	/* inode->i_sb->s_dev: kernel dev_t, (major << 20) | minor */
 	__u64 ino;
 };
 
+/* a dataset file, as a lookup in the file table finds it */
 struct tandem_trk_file {
 	__u32 dataset;
 	__u32 file_id;	/* high half of the page-state key */
 };
 
 /*
+ * files: the file table, the tracker's own open-addressed hash table in an
+ * array (BPF_F_MMAPABLE: tandemctl writes it in place), so that a file
+ * costs its 16-byte slot and nothing else (a kernel hash map costs about
+ * 110 bytes per preallocated entry). tandem_trk_file_slots(max_files)
+ * slots: the load factor stays at or under 3/4. A file's slot is the first
+ * free one from its home (tandem_trk_slot_home()) on, wrapping (linear
+ * probing); tandemctl never puts a file more than TANDEM_TRK_FILE_PROBES - 1
+ * slots past its home (registration grows the table instead), so a lookup
+ * stops at an empty slot or after that many. Slots are written once: files
+ * are never unregistered, and a reload builds a new table.
+ *
+ * Publishing a slot: tandemctl writes the file's dataset into its fileinfo,
+ * then ino and dev, then file_id (a release store). A lookup ignores a slot
+ * with file_id 0 (empty, or being written: the end of the probe sequence,
+ * as it was before the write began) and one whose ino and dev are not the
+ * key's, and a file whose fileinfo has no dataset yet: a file being
+ * registered may look like no dataset's file for that moment, and no file
+ * ever looks like another one.
+ */
+struct tandem_trk_slot {
+	__u64 ino;
+	__u32 dev;
+	__u32 file_id;	/* 1..max_files; 0: free */
+};
+
+#define TANDEM_TRK_FILE_PROBES	512
+
+static inline __u32 tandem_trk_file_slots(__u32 max_files)
+{
+	return max_files + max_files / 3 + 1;
+}
+
+/* h: tandem_trk_filter_hash(); its bits 8..63, as the filter uses 0..15 and 58..63 */
+static inline __u32 tandem_trk_slot_home(__u64 h, __u32 nslots)
+{
+	return (__u32)((h >> 8) % nslots);
+}
+
+/*
+ * fileinfo: per file_id, written by the BPF programs (see
+ * bpf/tracker_state.bpf.h); the file's dataset is in the top half of
+ * `orders`, written by tandemctl before the file's slot, never changed
+ * after (the programs only OR extent sizes, bits 0..9, into it).
+ */
+struct tandem_trk_fileinfo {
+	__u32 orders;		/* bit k: an extent of 2^k pages was made; 16..31: dataset */
+	__u32 loader;		/* LOADER_UNSET, LOADER_MIXED or job + 1 */
+	__u32 evicts;		/* evictions of the file's folios, wrapping */
+	__u32 fresh_ext;	/* extents with fresh pages (see ext_fresh_take) */
+};
+
+#define TANDEM_TRK_FI_DATASET_SHIFT	16
+#define TANDEM_TRK_DATASET_MAX		0xffffU	/* dataset ids fit fileinfo's 16 bits */
+
+/*
  * filter: a bitmap over (dev, ino) that every hook tests before it looks
  * anything up, so that an event on a file of no dataset costs a few loads
  * and no map lookup. tandemctl sets a file's bit before it adds the file to
- * `files`; bits are never cleared (a false positive costs the `files`
- * lookup the hooks did before the filter). One bit per file, in an array of
+ * `files`; bits are never cleared (a false positive costs a lookup in
+ * `files`, a few probes). One bit per file, in an array of
  * TANDEM_TRK_FILTER_BITS_PER_FILE x max_files bits (a power of two), so at
  * most 1/16 of other files pass it when every file slot is in use.
  */

@@ -38,7 +38,7 @@ struct access_ctx {
 	__u32 run;		/* its length: one matrix update per run */
 	__u32 probe;		/* the next lookup is the range's first */
 	__u32 pad;
-	struct fileinfo *fi;	/* the file's: fresh_ext (ext_fresh_take) */
+	struct tandem_trk_fileinfo *fi;	/* the file's: fresh_ext (ext_fresh_take) */
 };
 
 static __always_inline void count_shared(struct access_ctx *ac, __u32 loader,

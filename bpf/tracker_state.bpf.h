@@ -60,19 +60,7 @@ struct {
 #define LOADER_MIXED	0xffffffffU	/* otherwise: the loading job + 1 */
 #define FRESH_UNKNOWN	0x80000000U	/* fresh_ext after a carve; adds leave it nonzero */
 
-struct fileinfo {
-	__u32 orders;		/* bit k: an extent of 2^k pages was made */
-	__u32 loader;		/* LOADER_UNSET, LOADER_MIXED or job + 1 */
-	__u32 evicts;		/* evictions of the file's folios, wrapping */
-	__u32 fresh_ext;	/* extents with fresh pages (see ext_fresh_take) */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 16385);	/* set by the loader: max_files + 1 */
-	__type(key, __u32);
-	__type(value, struct fileinfo);
-} fileinfo SEC(".maps");
+/* the map, `fileinfo`, and its entry are in tracker.bpf.c and tracker.h */
 
 /* the page budget, --max-pages; set by the loader */
 const volatile __u32 max_pages = 131072;
@@ -100,12 +88,12 @@ static __always_inline __u64 floor_pow2(__u64 x)
 /* extent sizes FILE_ID has had; all of them when unknown */
 static __always_inline __u32 file_orders(__u32 file_id)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
 	return fi ? fi->orders : ALL_ORDERS;
 }
 
-static __always_inline void fi_orders_add(struct fileinfo *fi, __u32 orders)
+static __always_inline void fi_orders_add(struct tandem_trk_fileinfo *fi, __u32 orders)
 {
 	if ((fi->orders & orders) != orders)
 		__sync_fetch_and_or(&fi->orders, orders);
@@ -113,7 +101,7 @@ static __always_inline void fi_orders_add(struct fileinfo *fi, __u32 orders)
 
 static __always_inline void file_orders_add(__u32 file_id, __u32 orders)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
 	if (fi)
 		fi_orders_add(fi, orders);
@@ -121,7 +109,7 @@ static __always_inline void file_orders_add(__u32 file_id, __u32 orders)
 
 static __always_inline void fresh_ext_add(__u32 file_id, __s32 d)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
 	if (fi)
 		__sync_fetch_and_add(&fi->fresh_ext, d);
@@ -149,7 +137,7 @@ static __always_inline __u32 ext_fresh_take(struct tandem_trk_page *e)
 
 static __always_inline void file_mixed(__u32 file_id)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
 	if (fi && fi->loader != LOADER_MIXED)
 		fi->loader = LOADER_MIXED;
@@ -164,7 +152,7 @@ static __always_inline void file_mixed(__u32 file_id)
 static __always_inline void file_loader_note(__u32 file_id, __u32 job,
 					     struct address_space *mapping, __u32 nr)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 	__u32 cur, want = job + 1;
 
 	if (!fi)
@@ -191,7 +179,7 @@ static __always_inline void file_loader_note(__u32 file_id, __u32 job,
  */
 static __always_inline void file_carved(__u32 file_id, __u32 orders)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
 	if (!fi)
 		return;
@@ -416,9 +404,9 @@ struct folio_at {
 
 static __always_inline bool folio_target(struct folio *folio, struct folio_at *fa)
 {
-	struct tandem_trk_file *f = lookup_file_btf(folio->mapping);
+	struct tandem_trk_file fv, *f = &fv;
 
-	if (!f)
+	if (!lookup_file_btf(folio->mapping, f))
 		return false;
 	fa->index = BPF_CORE_READ(folio, index);
 	fa->nr = tandem_folio_nr_pages(folio);
@@ -536,7 +524,7 @@ static __always_inline int on_insert(struct folio *folio)
 /* a folio of the file leaves the cache: a read pending may lose pages */
 static __always_inline void file_evicted(__u32 file_id)
 {
-	struct fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
+	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &file_id);
 
 	if (fi)
 		__sync_fetch_and_add(&fi->evicts, 1);

@@ -6,9 +6,9 @@
  * so datasets, jobs, counters and page states carry over.
  *
  * A reload cannot be atomic: BPF maps do not grow, so the new programs and
- * maps are loaded beside the old ones, the maps tandemctl writes (files,
- * datasets, jobs, the filter, rebuilt for its new size) are copied, the old
- * programs detached, the maps the programs write (pages, fileinfo, tasks,
+ * maps are loaded beside the old ones, the maps tandemctl writes (datasets,
+ * jobs) are copied and its tables (the file table, the filter) rebuilt for
+ * their new size, the old programs detached, the maps the programs write (pages, fileinfo, tasks,
  * counts, matrix, global) copied, and the new programs attached. Page-cache
  * events between the detach and the attach (the time the second copy
  * takes, measured in Documentation/tracker.md) are not seen. That is why a
@@ -106,10 +106,9 @@ static int copy_named(const char *old, const char *new, const char *name, int nc
 	return err;
 }
 
-/* the filter of STAGE set from every file of T (tracker.h): its size changed */
-static int filter_rebuild(struct tracker *t, const char *stage)
+/* the filter of STAGE set from every file of OLD (tracker.h): its size changed */
+static int filter_rebuild(const struct ftable *old, const char *stage)
 {
-	struct tandem_trk_file_key key, next, *prev = NULL;
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), n;
 	__u64 *words = NULL;
@@ -124,12 +123,13 @@ static int filter_rebuild(struct tracker *t, const char *stage)
 	idx = err ? NULL : calloc(info.max_entries, sizeof(*idx));
 	if (!err && (!words || !idx))
 		err = -ENOMEM;
-	while (!err && !bpf_map_get_next_key(t->files_fd, prev, &next)) {
-		__u64 h = tandem_trk_filter_hash(next.dev, next.ino);
+	for (__u32 i = 0; !err && i < old->nslots; i++) {
+		const struct tandem_trk_slot *s = &old->slot[i];
+		__u64 h = tandem_trk_filter_hash(s->dev, s->ino);
 
-		words[TANDEM_TRK_FILTER_WORD(h, info.max_entries)] |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
-		key = next;
-		prev = &key;
+		if (s->file_id)
+			words[TANDEM_TRK_FILTER_WORD(h, info.max_entries)] |=
+				1ULL << TANDEM_TRK_FILTER_BIT(h);
 	}
 	for (__u32 i = 0; !err && i < info.max_entries; i++)
 		idx[i] = i;
@@ -139,6 +139,43 @@ static int filter_rebuild(struct tracker *t, const char *stage)
 	free(words);
 	free(idx);
 	close(fd);
+	return err;
+}
+
+/*
+ * The file table of STAGE: every file of OLD at its place in the new size
+ * (ids kept; their datasets come with fileinfo, copied at the switch)
+ */
+static int files_rebuild(const struct ftable *old, const char *stage)
+{
+	struct ftable new;
+	int fd = open_in(stage, "files"), err;
+
+	if (fd < 0)
+		return fd;
+	err = ftable_map(&new, fd, -1);
+	for (__u32 i = 0; !err && i < old->nslots; i++) {
+		const struct tandem_trk_slot *s = &old->slot[i];
+
+		if (s->file_id)
+			err = ftable_add(&new, s->dev, s->ino, s->file_id, 0);
+	}
+	if (err)
+		ctl_err("tracker: cannot rebuild the file table: %s", strerror(-err));
+	ftable_unmap(&new);
+	close(fd);
+	return err;
+}
+
+/* the tables tandemctl builds for the new size: the file table and the filter */
+static int tables_rebuild(struct tracker *t, const char *stage)
+{
+	struct ftable old;
+	int err = ftable_map(&old, t->files_fd, -1);
+
+	if (!err)
+		err = files_rebuild(&old, stage) ?: filter_rebuild(&old, stage);
+	ftable_unmap(&old);
 	return err;
 }
 
@@ -239,6 +276,10 @@ static int grow_opts(struct tracker *t, const struct tracker_need *n,
 	tracker_size_for(n->files, n->pages, o);
 	if (o->max_files < n->max_files)
 		o->max_files = n->max_files;
+	/* crowded where the new files go: a table twice the size */
+	if (n->probes_over && o->max_files < 2ULL * n->max_files)
+		o->max_files = 2ULL * n->max_files < TRACKER_MAX_FILES ? 2 * n->max_files :
+			       TRACKER_MAX_FILES;
 	/* a budget asked for stays what it was */
 	if (o->max_pages < n->max_pages || n->pages_set)
 		o->max_pages = n->max_pages;
@@ -248,7 +289,7 @@ static int grow_opts(struct tracker *t, const struct tracker_need *n,
 
 int tracker_grow(struct tracker *t, const struct tracker_need *n, double *gap_s)
 {
-	static const char *const still[] = { "files", "datasets", "jobs" };
+	static const char *const still[] = { "datasets", "jobs" };
 	struct tracker_load_opts o = {};
 	struct tandem_trk_meta meta = {};
 	const char *dir = tracker_dir();
@@ -266,7 +307,7 @@ int tracker_grow(struct tracker *t, const struct tracker_need *n, double *gap_s)
 	if (!err)
 		err = copy_maps(t, dir, stage, still, sizeof(still) / sizeof(still[0]));
 	if (!err)
-		err = filter_rebuild(t, stage);
+		err = tables_rebuild(t, stage);
 	if (err) {
 		tracker_unpin_all(stage);
 		goto out;

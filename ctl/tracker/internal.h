@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* remove every pin under DIR and DIR itself; detaches the programs */
 int tracker_unpin_all(const char *dir);
@@ -42,13 +43,56 @@ int tracker_load_attach(struct tracker_bpf *skel, const char *stage,
 			struct tandem_trk_meta *meta);
 void tracker_load_destroy(struct tracker_bpf *skel);
 
-/* What registering a file list needs of the loaded tracker (tracker.c). */
+/*
+ * The file table (bpf/tracker.h: `files` and the datasets in `fileinfo`)
+ * mapped into this process (ftable.c). Writers hold tracker_lock().
+ */
+struct tandem_trk_slot;
+struct tandem_trk_fileinfo;
+struct file_list;
+struct ftable {
+	struct tandem_trk_slot *slot;
+	struct tandem_trk_fileinfo *fi;	/* NULL when mapped without it */
+	uint32_t nslots;
+	uint32_t nfi;			/* max_files + 1 */
+	size_t slot_len, fi_len;
+};
+/* largest u32 key of a hash map keyed by u32 (0 when empty; tracker.c) */
+uint32_t tracker_max_u32_key(int fd);
+/* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
+uint64_t tracker_kdev(dev_t dev);
+/* set FL's files' bits in the filter (FILTER_WORDS words) the BPF hooks test first */
+int ftable_filter_add(int filter_fd, uint32_t filter_words, const struct file_list *fl);
+/* FILEINFO_FD < 0: the slots only */
+int ftable_map(struct ftable *ft, int files_fd, int fileinfo_fd);
+void ftable_unmap(struct ftable *ft);
+/* the file_id of (DEV, INO), 0 when not registered */
+uint32_t ftable_find(const struct ftable *ft, uint64_t dev, uint64_t ino);
+/* the dataset of file ID (0: none) */
+uint32_t ftable_dataset(const struct ftable *ft, uint32_t id);
+/*
+ * Publish (DEV, INO) as file ID of DATASET (0: leave fileinfo alone):
+ * -EEXIST when it is there, -E2BIG when its slot would be further from
+ * its home than a lookup probes (or ID is past fileinfo).
+ */
+int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint32_t dataset);
+/*
+ * How many of FL's files are not registered (*NEW), and whether all of them
+ * fit within the probe bound, added in FL's order (-E2BIG when not, *NEW
+ * counted all the same): what ftable_add() will then do, checked on a
+ * bitmap of slots, not a copy of the table.
+ */
+int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new);
+
+/* What registering a file list needs of the loaded tracker (register.c). */
 struct tracker_need {
 	uint64_t files;		/* registered now + the list's files not yet */
 	uint64_t registered;
 	uint64_t pages;		/* the list's pages */
 	uint32_t max_files, max_pages;	/* the loaded tracker's */
 	bool pages_set;		/* its max_pages was asked for: kept */
+	/* a new file would sit further from its slot's home than a lookup probes */
+	bool probes_over;
 };
 struct tracker;
 struct file_list;

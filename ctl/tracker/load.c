@@ -377,7 +377,7 @@ static int write_meta(struct tracker_bpf *skel, struct tandem_trk_meta *meta)
 
 	meta->version = TANDEM_TRK_VERSION;
 	meta->max_pages = bpf_map__max_entries(skel->maps.pages);
-	meta->max_files = bpf_map__max_entries(skel->maps.files);
+	meta->max_files = bpf_map__max_entries(skel->maps.fileinfo) - 1;
 	meta->load_time = time(NULL);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.meta), &zero, meta, 0))
 		return -errno;
@@ -398,12 +398,19 @@ static int open_and_size(struct tracker_bpf **skelp, const struct tracker_load_o
 	uint32_t max_files = o->max_files ? o->max_files : TRACKER_DEFAULT_MAX_FILES;
 	uint32_t max_pages = o->max_pages ? o->max_pages : TRACKER_DEFAULT_MAX_PAGES;
 
+	if (max_files > TRACKER_MAX_FILES) {
+		ctl_err("tracker: at most %u files", TRACKER_MAX_FILES);
+		tracker_bpf__destroy(skel);
+		return -E2BIG;
+	}
 	/* the page budget; extents are fewer than pages, so the map never fills first */
 	skel->rodata->max_pages = max_pages;
 	err = bpf_map__set_max_entries(skel->maps.pages, max_pages);
+	/* the file table, load factor <= 3/4 (bpf/tracker.h) */
+	skel->rodata->file_slots = tandem_trk_file_slots(max_files);
 	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.files, max_files);
-	/* per-file extent sizes, indexed by file_id (1..max_files) */
+		err = bpf_map__set_max_entries(skel->maps.files, skel->rodata->file_slots);
+	/* per-file dataset and extent sizes, indexed by file_id (1..max_files) */
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.fileinfo, max_files + 1);
 	/* the files filter: tandemctl's tracker_filter_add() sizes it the same way */

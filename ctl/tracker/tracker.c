@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,12 +29,6 @@ const char *tracker_dir(void)
 	const char *d = getenv("TANDEM_TRACKER_DIR");
 
 	return d && *d ? d : TRACKER_DEFAULT_DIR;
-}
-
-uint64_t tracker_kdev(dev_t dev)
-{
-	/* MKDEV() of include/linux/kdev_t.h: 12-bit major over 20-bit minor */
-	return ((uint64_t)major(dev) << 20) | minor(dev);
 }
 
 static int open_pinned(const char *name, int *fd)
@@ -97,6 +90,7 @@ int tracker_open(struct tracker *t)
 		{ "datasets", &t->datasets_fd }, { "counts", &t->counts_fd },
 		{ "matrix", &t->matrix_fd }, { "global", &t->global_fd },
 		{ "meta", &t->meta_fd }, { "filter", &t->filter_fd },
+		{ "fileinfo", &t->fileinfo_fd },
 	};
 	size_t i;
 	int err = 0;
@@ -146,7 +140,7 @@ void tracker_close(struct tracker *t)
 	int *fds[] = {
 		&t->files_fd, &t->pages_fd, &t->tasks_fd, &t->jobs_fd,
 		&t->datasets_fd, &t->counts_fd, &t->matrix_fd, &t->global_fd,
-		&t->meta_fd, &t->filter_fd, &t->lock_fd,
+		&t->meta_fd, &t->filter_fd, &t->fileinfo_fd, &t->lock_fd,
 	};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -190,7 +184,7 @@ void tracker_unlock(struct tracker *t)
 }
 
 /* largest u32 key of a hash map keyed by u32 (0 when empty) */
-static uint32_t max_u32_key(int fd)
+uint32_t tracker_max_u32_key(int fd)
 {
 	uint32_t key, next, max = 0;
 	uint32_t *prev = NULL;
@@ -247,307 +241,6 @@ int tracker_dataset_find(struct tracker *t, const char *s, uint32_t *id)
 			       offsetof(struct tandem_trk_dataset, name), s, id);
 }
 
-/*
- * Files registered: the datasets' file counts add up to it, and file ids
- * are 1..that (files are never unregistered), so the next id is one more.
- * O(datasets), not a walk of the file table.
- */
-static uint64_t files_registered(struct tracker *t)
-{
-	uint32_t key, next, *prev = NULL;
-	struct tandem_trk_dataset ds;
-	uint64_t n = 0;
-
-	while (!bpf_map_get_next_key(t->datasets_fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(t->datasets_fd, &next, &ds))
-			n += ds.files;
-		key = next;
-		prev = &key;
-	}
-	return n;
-}
-
-static struct tandem_trk_file_key file_key(const struct file_list *fl, size_t i)
-{
-	return (struct tandem_trk_file_key){ .dev = tracker_kdev(fl->devs[i]), .ino = fl->inos[i] };
-}
-
-int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_need *n)
-{
-	struct tandem_trk_meta meta;
-	struct tandem_trk_file f;
-	__u32 zero = 0;
-
-	memset(n, 0, sizeof(*n));
-	if (bpf_map_lookup_elem(t->meta_fd, &zero, &meta))
-		return -errno;
-	n->max_files = meta.max_files;
-	n->max_pages = meta.max_pages;
-	n->pages_set = meta.flags & TANDEM_TRK_META_PAGES_SET;
-	n->registered = files_registered(t);
-	n->files = n->registered + fl->n;	/* at most */
-	for (size_t i = 0; i < fl->n; i++)
-		n->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
-	/* past the table: one lookup per file, what is registered takes no new slot */
-	for (size_t i = 0; n->files > n->max_files && i < fl->n; i++) {
-		struct tandem_trk_file_key key = file_key(fl, i);
-
-		if (!bpf_map_lookup_elem(t->files_fd, &key, &f))
-			n->files--;
-	}
-	return n->files > n->max_files || (!n->pages_set && n->pages > n->max_pages) ? -E2BIG : 0;
-}
-
-#define ADD_CHUNK	4096
-
-/*
- * Set every file's bit in the filter the BPF hooks test first (tracker.h):
- * the filter read whole, the bits set here, written back whole (a batch
- * each way; callers hold tracker_lock(), the BPF side only reads it).
- */
-static int filter_add_all(struct tracker *t, const struct file_list *fl)
-{
-	__u32 n = t->filter_words, *idx = calloc(n, sizeof(*idx));
-	__u64 *words = calloc(n, sizeof(*words));
-	int err = idx && words ? 0 : -ENOMEM;
-
-	for (__u32 w = 0; w < n && idx; w++)
-		idx[w] = w;
-	/* an array's keys are its indices: one lookup per word, batched */
-	if (!err && bpf_map_lookup_batch(t->filter_fd, NULL, &(__u32){ 0 }, idx, words, &n, NULL) &&
-	    errno != ENOENT)
-		err = -errno;
-	for (size_t i = 0; !err && i < fl->n; i++) {
-		__u64 h = tandem_trk_filter_hash(tracker_kdev(fl->devs[i]), fl->inos[i]);
-
-		words[TANDEM_TRK_FILTER_WORD(h, t->filter_words)] |= 1ULL << TANDEM_TRK_FILTER_BIT(h);
-	}
-	n = t->filter_words;
-	if (!err && bpf_map_update_batch(t->filter_fd, idx, words, &n, NULL))
-		err = -errno;
-	if (err)
-		ctl_err("tracker: cannot set the files filter: %s", strerror(-err));
-	free(idx);
-	free(words);
-	return err;
-}
-
-/* the file table, read whole (batches), sorted by key for present_of() */
-struct file_dump {
-	struct tandem_trk_file_key *keys;
-	struct tandem_trk_file *vals;
-	size_t n;
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-	const struct tandem_trk_file_key *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-struct kv {
-	struct tandem_trk_file_key k;
-	struct tandem_trk_file v;
-};
-
-static int dump_sort(struct file_dump *d)
-{
-	struct kv *kv = calloc(d->n ? d->n : 1, sizeof(*kv));
-
-	if (!kv)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->n; i++)
-		kv[i] = (struct kv){ d->keys[i], d->vals[i] };
-	qsort(kv, d->n, sizeof(*kv), key_cmp);	/* the key is kv's first member */
-	for (size_t i = 0; i < d->n; i++) {
-		d->keys[i] = kv[i].k;
-		d->vals[i] = kv[i].v;
-	}
-	free(kv);
-	return 0;
-}
-
-static int files_dump(struct tracker *t, uint64_t registered, struct file_dump *d)
-{
-	size_t cap = registered + ADD_CHUNK;
-	__u32 tok_in = 0, tok_out = 0, n;
-	bool first = true;
-	int err = 0;
-
-	memset(d, 0, sizeof(*d));
-	d->keys = calloc(cap, sizeof(*d->keys));
-	d->vals = calloc(cap, sizeof(*d->vals));
-	if (!d->keys || !d->vals)
-		return -ENOMEM;
-	for (;;) {
-		n = cap - d->n < ADD_CHUNK ? cap - d->n : ADD_CHUNK;
-		if (!n)
-			return -EOVERFLOW;	/* more files than the datasets count */
-		if (bpf_map_lookup_batch(t->files_fd, first ? NULL : &tok_in, &tok_out,
-					 d->keys + d->n, d->vals + d->n, &n, NULL))
-			err = errno == ENOENT ? 1 : -errno;
-		d->n += n;
-		if (err)
-			break;
-		tok_in = tok_out;
-		first = false;
-	}
-	return err < 0 ? err : dump_sort(d);
-}
-
-static void dump_free(struct file_dump *d)
-{
-	free(d->keys);
-	free(d->vals);
-}
-
-/* the file registered under KEY, or NULL */
-static const struct tandem_trk_file *present_of(const struct file_dump *d,
-						const struct tandem_trk_file_key *key)
-{
-	const struct tandem_trk_file_key *k = bsearch(key, d->keys, d->n, sizeof(*key), key_cmp);
-
-	return k ? &d->vals[k - d->keys] : NULL;
-}
-
-static void count_present(const struct tandem_trk_file *had, struct tracker_add_result *res)
-{
-	res->present++;
-	if (res->owner != TRACKER_OWNER_MIXED)
-		res->owner = !res->owner || res->owner == had->dataset ?
-			     had->dataset : TRACKER_OWNER_MIXED;
-}
-
-/* write N new files (ids set) in one batch; callers hold tracker_lock() */
-static int add_batch(struct tracker *t, struct tandem_trk_file_key *keys,
-		     struct tandem_trk_file *vals, __u32 n)
-{
-	__u32 done = n;
-
-	if (n && bpf_map_update_batch(t->files_fd, keys, vals, &done, NULL)) {
-		int err = -errno;
-
-		ctl_err("tracker: cannot register files: %s%s", strerror(-err),
-			err == -E2BIG ? " (file map full)" : "");
-		return err;
-	}
-	return 0;
-}
-
-/*
- * The walk's files not registered yet get ids from *next_id, in batches;
- * the others are counted as present (the table read once, sorted, so
- * registration is O(n log n), two syscalls per 4096 files).
- */
-static int add_new(struct tracker *t, const struct file_list *fl, const struct file_dump *d,
-		   uint32_t *next_id, struct tracker_add_result *res,
-		   struct tandem_trk_file_key *keys, struct tandem_trk_file *vals)
-{
-	__u32 n = 0;
-	int err = 0;
-
-	for (size_t i = 0; i < fl->n && !err; i++) {
-		struct tandem_trk_file_key key = file_key(fl, i);
-		const struct tandem_trk_file *had = present_of(d, &key);
-
-		if (had) {
-			count_present(had, res);
-			continue;
-		}
-		keys[n] = key;
-		vals[n++] = (struct tandem_trk_file){ .dataset = res->dataset, .file_id = (*next_id)++ };
-		res->added++;
-		res->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
-		if (n == ADD_CHUNK) {
-			err = add_batch(t, keys, vals, n);
-			n = 0;
-		}
-	}
-	return err ?: add_batch(t, keys, vals, n);
-}
-
-static int add_files(struct tracker *t, const struct file_list *fl, uint32_t *next_id,
-		     struct tracker_add_result *res)
-{
-	struct tandem_trk_file_key *keys = calloc(ADD_CHUNK, sizeof(*keys));
-	struct tandem_trk_file *vals = calloc(ADD_CHUNK, sizeof(*vals));
-	struct file_dump d = { 0 };
-	int err = keys && vals ? 0 : -ENOMEM;
-
-	if (!err)
-		err = files_dump(t, *next_id - 1, &d);
-	/* the filter first: a file in `files` always passes it */
-	if (!err)
-		err = filter_add_all(t, fl);
-	if (!err)
-		err = add_new(t, fl, &d, next_id, res, keys, vals);
-	dump_free(&d);
-	free(keys);
-	free(vals);
-	return err;
-}
-
-static int dataset_get_or_create(struct tracker *t, const char *name, uint32_t *id)
-{
-	struct tandem_trk_dataset ds = {};
-
-	if (!tracker_dataset_find(t, name, id))
-		return 0;
-	if (strlen(name) >= TANDEM_TRK_NAME_LEN || !*name) {
-		ctl_err("tracker: dataset name must be 1 to %d characters",
-			TANDEM_TRK_NAME_LEN - 1);
-		return -EINVAL;
-	}
-	*id = max_u32_key(t->datasets_fd) + 1;
-	strncpy(ds.name, name, sizeof(ds.name) - 1);
-	if (bpf_map_update_elem(t->datasets_fd, id, &ds, BPF_NOEXIST)) {
-		ctl_err("tracker: cannot create dataset %s: %s", name, strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-static int dataset_account(struct tracker *t, const struct tracker_add_result *res)
-{
-	struct tandem_trk_dataset ds;
-
-	if (bpf_map_lookup_elem(t->datasets_fd, &res->dataset, &ds))
-		return -errno;
-	ds.files += res->added;
-	ds.pages += res->pages;
-	if (bpf_map_update_elem(t->datasets_fd, &res->dataset, &ds, BPF_EXIST))
-		return -errno;
-	return 0;
-}
-
-int tracker_dataset_add_list(struct tracker *t, const char *name,
-			     const struct file_list *fl, struct tracker_add_result *res)
-{
-	uint32_t next_id;
-	int err;
-
-	memset(res, 0, sizeof(*res));
-	err = dataset_get_or_create(t, name, &res->dataset);
-	if (err)
-		return err;
-	next_id = files_registered(t) + 1;
-	err = add_files(t, fl, &next_id, res);
-	res->skipped = fl->skipped;
-	return dataset_account(t, res) ?: err;
-}
-
-void tracker_need_print(const struct tracker_need *n, const char *name)
-{
-	ctl_err("tracker: the tracker loaded at %s holds at most %u files and %u pages; "
-		"with dataset %s it needs %llu files (%llu registered now) and %llu pages",
-		tracker_dir(), n->max_files, n->max_pages, name,
-		(unsigned long long)n->files, (unsigned long long)n->registered,
-		(unsigned long long)n->pages);
-}
-
 uint32_t tracker_add_counts_in(const struct tracker_add_result *res)
 {
 	if (!res->added && res->present && res->owner && res->owner != TRACKER_OWNER_MIXED)
@@ -581,7 +274,7 @@ int tracker_job_new(struct tracker *t, const char *name, uint32_t dataset,
 		tracker_unlock(t);
 		return err;
 	}
-	*id = max_u32_key(t->jobs_fd) + 1;
+	*id = tracker_max_u32_key(t->jobs_fd) + 1;
 	if (!name)
 		snprintf(j.name, sizeof(j.name), "job%u", *id);
 	if (bpf_map_update_elem(t->jobs_fd, id, &j, BPF_NOEXIST)) {

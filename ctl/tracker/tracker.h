@@ -75,6 +75,7 @@ struct tracker {
 	int global_fd;
 	int meta_fd;
 	int filter_fd;
+	int fileinfo_fd;
 	uint32_t filter_words;	/* the filter's max_entries */
 	uint32_t meta_id;	/* the meta map's kernel id: changes when reloaded */
 	int lock_fd;
@@ -212,8 +213,5 @@ int tracker_counts_get(struct tracker *t, uint32_t job, uint32_t dataset,
 		       struct tandem_trk_counts *c);
 /* Every job's rows of one dataset summed (job 0 too): the counts map only. */
 int tracker_dataset_counts(struct tracker *t, uint32_t dataset, struct tandem_trk_counts *c);
-
-/* kernel dev_t encoding of a userspace st_dev, as inode->i_sb->s_dev has it */
-uint64_t tracker_kdev(dev_t dev);
 
 #endif

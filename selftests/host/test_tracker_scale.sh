@@ -5,7 +5,8 @@
 # files, far above the tracker's default file table of 16 384 and page
 # budget of 131 072), every default path registers the whole dataset and
 # counts its reads, never runs untracked:
-#   tracker dataset  loads the tracker sized from the dataset;
+#   tracker dataset  loads the tracker sized from the dataset, whose maps
+#                    per file take at most 64 B of kernel memory per file;
 #   track --files    the same, and the job's misses are the pages it read;
 #   run              loads it sized, the report has the tracker and counts;
 #   run, loaded too small (tracker load with defaults, a small dataset
@@ -25,14 +26,14 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=13
+N=14
 ksft_plan $N
 skip_all() {
 	for i in $(seq $N); do ksft_skip "tracker scale $i" "$1"; done
 	ksft_finish
 }
-[ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null ||
-	skip_all "needs $T, jq and fincore"
+[ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null &&
+	command -v bpftool >/dev/null || skip_all "needs $T, jq, fincore and bpftool"
 [ "$(id -u)" = 0 ] || skip_all "needs root (BPF)"
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "needs /sys/kernel/btf/vmlinux"
 PY=/usr/bin/python3
@@ -89,7 +90,16 @@ ksft_check "tracker dataset: exit 0, every file and page registered ($F, find), 
 ksft_check "the tracker is sized from the tree: file table and page budget >= $F" \
 	eval '[ "$(meta ".tracker | .max_files >= $F and .max_pages >= $F and .files == $F")" = true ]'
 
-# 3-4: track --files on the loaded tracker: the job's misses are what it read
+# 3: kernel memory per registered file (issue 32: at most 64 B): the maps
+# sized by the file count, as the kernel charges them (bpftool: bytes_memlock)
+memlock() { bpftool -j map show pinned "$TANDEM_TRACKER_DIR/$1" | jq -r .bytes_memlock; }
+fmem=$(( $(memlock files) + $(memlock fileinfo) + $(memlock filter) ))
+per_file=$(awk -v m="$fmem" -v f="$F" 'BEGIN { printf "%.1f", m / f }')
+ksft_diag "kernel memory of files + fileinfo + filter: $fmem B for $F files, $per_file B per file"
+ksft_check "kernel memory per registered file <= 64 B (files + fileinfo + filter: $per_file B)" \
+	eval '[ "$fmem" -gt 0 ] && awk -v p="$per_file" "BEGIN { exit !(p <= 64) }"'
+
+# 4-5: track --files on the loaded tracker: the job's misses are what it read
 before=$(pages_of "$tree/c000")
 "$T" -j track --name t --dataset big --files "$tree" -- sh -c "cat $tree/c000/* >/dev/null" \
 	>"$tmp/t.json" 2>"$tmp/t.err"
@@ -104,7 +114,7 @@ ksft_check "track: misses = the 1000 pages its reads inserted (fincore: >= 990 c
 	eval '[ "$read_p" -ge 990 ] && [ "$before" -eq 0 ] && [ "$(jq -r .miss_pages "$tmp/t.json")" -eq 1000 ]'
 "$T" tracker unload >/dev/null
 
-# 5-6: run --dataset with nothing loaded: loaded sized by the run, counted
+# 6-7: run --dataset with nothing loaded: loaded sized by the run, counted
 t0=$(date +%s.%N)
 "$T" run --dataset "$tree" --stagger 0 --report "$tmp/r1.json" -- \
 	sh -c "cat $tree/c001/* >/dev/null" ::: sh -c "cat $tree/c001/* >/dev/null" \
@@ -118,7 +128,7 @@ ksft_check "run: the two instances' misses add up to the 1000 pages read, none n
 	eval '[ "$(q "[.instances[].misses] | add")" -eq 1000 ] && [ "$(q "[.instances[] | .misses, .shared_hits | numbers] | length")" -eq 4 ]'
 "$T" tracker unload >/dev/null
 
-# 7-9: a tracker loaded with defaults, a small dataset and a job's counts in it;
+# 8-10: a tracker loaded with defaults, a small dataset and a job's counts in it;
 # too small for the tree while a tracked job runs: refused, nothing started
 "$T" tracker load >/dev/null
 "$T" tracker dataset small "$tree/c002" >/dev/null
@@ -143,7 +153,7 @@ kill "$(cat "$tmp/busy.pid")" 2>/dev/null
 wait "$sleeper" 2>/dev/null
 sleeper=
 
-# 10-12: the job ended, run grows the same tracker and keeps its state
+# 11-13: the job ended, run grows the same tracker and keeps its state
 t0=$(date +%s.%N)
 "$T" run --dataset "$tree" --stagger 0 --report "$tmp/r2.json" -- \
 	sh -c "cat $tree/c003/* >/dev/null" ::: true >/dev/null 2>"$tmp/r2.err"
@@ -158,7 +168,7 @@ ksft_check "the reload kept the state: the earlier job's 1000 misses, the small 
 ksft_check "after the reload, the run's instance missed the 1000 pages it read" \
 	test "$(q '.instances[0].misses')" = 1000
 
-# 13: calibrate on the loaded tracker (its warm run bounded to 1 s): counted by it
+# 14: calibrate on the loaded tracker (its warm run bounded to 1 s): counted by it
 t0=$(date +%s.%N)
 "$T" calibrate --dataset "$tree" --sample 4M --bw-time 1s --warm-time 1s --warm-runs 1 \
 	--no-contention -o "$tmp/cal.json" -- \
