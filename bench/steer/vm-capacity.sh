@@ -37,7 +37,10 @@
 # Lines "C ..." are the results (parsed by the host script): disk sectors read
 # from /proc/diskstats, per-node meminfo and numastat, /proc/vmstat counters,
 # the jobs' JSON, the dataset's pages per node by move_pages(nodes=NULL).
-. /extra/params.sh
+# PARAMS: another params file (bench/tiering/vm-tiering.sh's one-boot mode:
+# one per configuration, the dataset written once, by the first)
+# shellcheck source=/dev/null
+. "${PARAMS:-/extra/params.sh}"
 SB=/extra/steerbench
 D=/mnt/data/ds
 
@@ -65,6 +68,7 @@ echo "# config $CONFIG: $NFILES files of $FSIZE, model $HOG_MIB MiB, grow $GROW_
 # zeros: the content does not matter here, and hashing it costs a minute under TCG.
 # One process writes them (steerbench zeros: one write(2) of FSIZE per file,
 # as dd bs=FSIZE count=1 did, without 640 execs of dd at ~30 ms each under TCG)
+if [ ! -e "$D.written" ]; then
 mkdir -p "$D"
 case $FSIZE in
 *[!0-9]*M|M|*[!M]) for i in $(seq 1 "$NFILES"); do
@@ -73,6 +77,9 @@ case $FSIZE in
 *) w=$($SB zeros "$D" "$NFILES" "${FSIZE%M}") || exit 1
 	echo "C dataset_write $w" ;;
 esac
+echo "$NFILES $FSIZE" >"$D.written"	# beside the dataset: loadgen lists DIR
+fi
+[ "$(cat "$D.written")" = "$NFILES $FSIZE" ] || { echo "# $D holds another dataset: $(cat "$D.written")"; exit 1; }
 sync
 echo 3 >/proc/sys/vm/drop_caches
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
@@ -133,6 +140,7 @@ if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = learned ]; then
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 fi
+rm -f /tmp/hog.ready
 $SB hog "$HOG_MIB" --grow "$GROW_MIB" --bind-grow "$GROW_BIND" --ready /tmp/hog.ready \
 	${TOUCH_PCT:+--touch "$TOUCH_PCT" --step-ms "${STEP_MS:-100}"} >/tmp/hog.out 2>&1 &
 hog=$!
