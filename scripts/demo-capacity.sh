@@ -4,7 +4,8 @@
 # (node 0: 768 MiB of RAM with the CPUs; node 1: 1024 MiB of dax/kmem memory
 # in a lower tier, the path real CXL memory takes; the data disk throttled to
 # 50 MiB/s). bench/tiering/capacity-kmem.sh's static scenario, unchanged, once
-# per configuration, under the rig's lock: off, steer and prefetch-order in
+# per configuration, the rig's lock held for the whole part (no other VM
+# starts between its boots): off, steer and prefetch-order in
 # turn in one VM boot, tiering in its own (capacity-kmem.sh --one-boot: the
 # dataset written once; tandem.ko unloaded and the cache dropped between
 # two; see that script for why tiering boots alone): a 640 MiB
