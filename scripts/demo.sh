@@ -17,7 +17,8 @@
 #   scripts/demo.sh [--out DIR] [--parts "real predict scratch capacity"]
 #
 # Output in DIR (default build/demo): demo.txt (all of it), summary.tsv, and
-# each part's folder. About 11 minutes on an idle 2-core machine.
+# each part's folder. About 10.5 minutes on an idle 2-core machine
+# (Documentation/guide.md, "How long").
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/demo-lib.sh"

@@ -16,6 +16,10 @@
  *                                         MS ms writes PCT% of it (one word per
  *                                         cache line, in turn over all of it,
  *                                         as weights and optimizer state are)
+ *   steerbench zeros DIR N MIB            write DIR/sample-000001.bin ... N: MIB
+ *                                         MiB of zeros each, one write(2) per
+ *                                         file (what dd if=/dev/zero bs=MIBM
+ *                                         count=1 does, without a process each)
  *   steerbench copy --node N MIB          the copy alone: MIB of memory on node 0
  *                                         copied 4 KiB at a time (rep movsq, and
  *                                         8 words at a time through registers:
@@ -552,6 +556,56 @@ static int cmd_copy(int node, long mib)
 	return 0;
 }
 
+/* the whole of len bytes of buf to fd, however many write(2) calls it takes */
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* n files of mib MiB of zeros in dir: bench/steer/vm-capacity.sh's dataset */
+static int cmd_zeros(const char *dir, long n, long mib)
+{
+	size_t len = (size_t)mib << 20;
+	double t0 = now_s();
+	char path[4096];
+	char *buf;
+	long i;
+
+	if (n <= 0 || mib <= 0)
+		return fprintf(stderr, "usage: steerbench zeros DIR N MIB\n"), 2;
+	buf = calloc(1, len);
+	if (!buf)
+		return fprintf(stderr, "steerbench zeros: %s\n", strerror(errno)), 1;
+	for (i = 1; i <= n; i++) {
+		int fd, rc;
+
+		snprintf(path, sizeof(path), "%s/sample-%06ld.bin", dir, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			goto fail;
+		rc = write_all(fd, buf, len);
+		if (close(fd) || rc)
+			goto fail;
+	}
+	free(buf);
+	printf("files=%ld bytes=%zu seconds=%.3f\n", n, (size_t)n * len, now_s() - t0);
+	return 0;
+fail:
+	fprintf(stderr, "steerbench zeros: %s: %s\n", path, strerror(errno));
+	free(buf);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	pg = sysconf(_SC_PAGESIZE);
@@ -566,11 +620,13 @@ int main(int argc, char **argv)
 		return cmd_waitsteer(argc - 2, argv + 2);
 	if (argc >= 3 && !strcmp(argv[1], "hog"))
 		return cmd_hog(argc - 2, argv + 2);
+	if (argc == 5 && !strcmp(argv[1], "zeros"))
+		return cmd_zeros(argv[2], atol(argv[3]), atol(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "copy") && !strcmp(argv[2], "--node"))
 		return cmd_copy(atoi(argv[3]), atol(argv[4]));
 	fprintf(stderr, "usage: steerbench nodes PATH... | movepages --node N PATH... |\n"
 		"       waitsteer DSDIR -- CMD... | hog MIB [--grow MIB] [--bind-grow NODE] [--ready FILE]\n"
 		"       [--touch PCT --step-ms MS] [--report-s S] | prefer NODE -- CMD... |\n"
-		"       copy --node N MIB\n");
+		"       zeros DIR N MIB | copy --node N MIB\n");
 	return 2;
 }

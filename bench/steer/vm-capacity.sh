@@ -2,7 +2,7 @@
 # Inside the VM rig (busybox sh, cwd /mnt/data); started by bench/steer/capacity.sh,
 # which puts steerbench and params.sh in /extra. The DeepMemoryDL capacity
 # scenario, one configuration per boot:
-#   1. write the dataset (NFILES x FSIZE, zeros, with dd), sync, drop caches
+#   1. write the dataset (NFILES x FSIZE, zeros, steerbench zeros), sync, drop caches
 #   2. start the "model": steerbench hog HOG_MIB (anonymous, touched; no swap)
 #   3. CONFIG off: tandem.ko not loaded
 #      CONFIG steer: tandem.ko loaded (defaults: steer=1, cxl_node auto = 1),
@@ -37,7 +37,10 @@
 # Lines "C ..." are the results (parsed by the host script): disk sectors read
 # from /proc/diskstats, per-node meminfo and numastat, /proc/vmstat counters,
 # the jobs' JSON, the dataset's pages per node by move_pages(nodes=NULL).
-. /extra/params.sh
+# PARAMS: another params file (bench/tiering/vm-tiering.sh's one-boot mode:
+# one per configuration, the dataset written once, by the first)
+# shellcheck source=/dev/null
+. "${PARAMS:-/extra/params.sh}"
 SB=/extra/steerbench
 D=/mnt/data/ds
 
@@ -62,15 +65,27 @@ snap() { # NAME: per-node memory (MiB) and allocation counters
 }
 
 echo "# config $CONFIG: $NFILES files of $FSIZE, model $HOG_MIB MiB, grow $GROW_MIB MiB at $GROW_AT (bind $GROW_BIND), $EPOCHS epochs, compute $COMPUTE"
-# zeros: the content does not matter here, and hashing it costs a minute under TCG
+# zeros: the content does not matter here, and hashing it costs a minute under TCG.
+# One process writes them (steerbench zeros: one write(2) of FSIZE per file,
+# as dd bs=FSIZE count=1 did, without 640 execs of dd at ~30 ms each under TCG)
+if [ ! -e "$D.written" ]; then
 mkdir -p "$D"
-for i in $(seq 1 "$NFILES"); do
+case $FSIZE in
+*[!0-9]*M|M|*[!M]) for i in $(seq 1 "$NFILES"); do
 	dd if=/dev/zero of="$D/sample-$(printf %06d "$i").bin" bs="$FSIZE" count=1 2>/dev/null || exit 1
-done
+	done ;;
+*) w=$($SB zeros "$D" "$NFILES" "${FSIZE%M}") || exit 1
+	echo "C dataset_write $w" ;;
+esac
+echo "$NFILES $FSIZE" >"$D.written"	# beside the dataset: loadgen lists DIR
+fi
+[ "$(cat "$D.written")" = "$NFILES $FSIZE" ] || { echo "# $D holds another dataset: $(cat "$D.written")"; exit 1; }
 sync
 echo 3 >/proc/sys/vm/drop_caches
-snap start
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
+at() { echo "# at $(uptime_s) s: $*"; }	# where a boot's time goes
+at "the dataset on the disk, the cache dropped"
+snap start
 since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }'; }
 jobs_report() { # the two jobs' statuses and JSON, then their stderr
 	echo "C job A status=$st_A $(cat /tmp/A.json)"
@@ -125,6 +140,7 @@ if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = learned ]; then
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 fi
+rm -f /tmp/hog.ready
 $SB hog "$HOG_MIB" --grow "$GROW_MIB" --bind-grow "$GROW_BIND" --ready /tmp/hog.ready \
 	${TOUCH_PCT:+--touch "$TOUCH_PCT" --step-ms "${STEP_MS:-100}"} >/tmp/hog.out 2>&1 &
 hog=$!
@@ -133,6 +149,7 @@ while [ ! -e /tmp/hog.ready ]; do
 	sleep 0.2
 done
 cat /tmp/hog.out
+at "the model ready"
 # a training model's step time alone, before the jobs: two reports
 [ -n "${TOUCH_PCT:-}" ] && sleep 4.5
 snap model
@@ -188,8 +205,10 @@ s1=$(sectors)
 echo "C disk_read_sectors $((s1 - s0)) mib=$(((s1 - s0) / 2048)) wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 echo "C window t0=$t0 t1=$t1"
 jobs_report
+at "the jobs done"
 snap end
 echo "C dataset_nodes end $($SB nodes "$D")"
+at "the dataset's pages counted"
 [ "$CONFIG" != off ] && echo "C residency $(tandemctl -j residency ds)"
 if [ "${PREFETCH_ORDER:-}" = learned ]; then
 	cat /tmp/run.err
@@ -202,7 +221,9 @@ while [ "$GROW_MIB" -gt 0 ] && [ "$(grep -c 'grew by' /tmp/hog.out)" -eq 0 ]; do
 	kill -0 $hog 2>/dev/null || break
 	sleep 0.2
 done
+at "the model grown"
 snap final
 kill $hog
 wait $hog
+at "the model ended"
 sed -n '2,$p' /tmp/hog.out

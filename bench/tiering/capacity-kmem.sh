@@ -23,7 +23,7 @@
 #
 #   bench/tiering/capacity-kmem.sh [--configs LIST] [--reps N] [--variant static|grow]
 #       [--out DIR] [--touch PCT] [--step-ms MS] [--decode DUR] [--prefetch-rate MIB]
-#       [--wait-idle] [--node0-mb --node1-mb --bps --files --size-mib
+#       [--wait-idle] [--one-boot] [--node0-mb --node1-mb --bps --files --size-mib
 #       --model-mib --grow-mib --epochs --compute]
 #
 # Defaults: --configs limits,off,tiering,steer,prefetch --reps 3 --variant
@@ -35,10 +35,19 @@
 #
 # Repetitions are interleaved: every configuration once, then again. One VM
 # boot per run, running bench/steer/vm-capacity.sh under vm-tiering.sh, which
-# sets the knobs. Before each boot the host's CPU use over 3 s, its load and
+# sets the knobs. --one-boot: per repetition, the configurations that keep
+# the knobs as booted run in turn in one boot (vm-tiering.sh's one-boot mode:
+# the dataset written once; tandem.ko unloaded and the cache dropped between
+# two), then each that changes them (tiering) in a boot of its own: a
+# configuration's demotion moves the rootfs's pages to node 1 for good. Its
+# TAP is split into the same OUT/CONFIG.REP/vm/tap.log (OUT/boot.REP: the
+# shared boot's logs). It saves a boot and the dataset's writing (about 35 s on
+# an idle 2-core machine) for every configuration after the first. Before each boot the host's CPU use over 3 s, its load and
 # any other qemu-system are recorded (OUT/host.tsv); a run with another VM or
 # more than 15% of the host's CPUs busy is marked "not idle" in the summary.
 # --wait-idle waits before each boot until no qemu-system has run for 30 s.
+# Each boot takes /tmp/tandem-vm.lock (flock), except with TANDEM_VM_LOCKED=1
+# in the environment: the caller holds it for the whole run.
 # Prints bench/tiering/summary.py's table (median and range per
 # configuration); raw output: OUT/CONFIG.REP/vm/tap.log (default OUT:
 # build/bench/tiering-kmem-TIME).
@@ -46,7 +55,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 args="$*"
 configs=limits,off,tiering,steer,prefetch node0=768 node1=1024 bps=52428800
-nfiles=640 mib=1 model='' grow='' epochs=3 compute=10ms out= wait_idle=0
+nfiles=640 mib=1 model='' grow='' epochs=3 compute=10ms out='' wait_idle=0 one_boot=0
 reps=3 variant=static touch=5 step_ms=100 decode=4ms prate=20
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -62,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--compute) compute=$2; shift ;;
 	--out) out=$2; shift ;;
 	--wait-idle) wait_idle=1 ;;
+	--one-boot) one_boot=1 ;;
 	--reps) reps=$2; shift ;;
 	--variant) variant=$2; shift ;;
 	--touch) touch=$2; shift ;;
@@ -105,14 +115,10 @@ busy3() { # the host's CPU busy share over 3 s, /proc/stat
 	echo "$a" "$b" | awk '{ n = (NF - 2) / 2; for (i = 2; i <= n + 1; i++) { d = $(i + n + 1) - $i; t += d; if (i == 5 || i == 6) idle += d }
 		printf "%.1f", t ? 100 * (t - idle) / t : 0 }'
 }
-runs=()
-for rep in $(seq 1 "$reps"); do
-for c in ${configs//,/ }; do
-	read -r scen knobs < <(scenario "$c")
-	r=$c.$rep
-	mkdir -p "$out/$r/files"
-	cp "$sb" "$top/bench/steer/vm-capacity.sh" "$out/$r/files/"
-	cat >"$out/$r/files/params.sh" <<EOP
+params() { # CONFIG: params.sh for CONFIG
+	local scen knobs
+	read -r scen knobs < <(scenario "$1")
+	cat <<EOP
 CONFIG=$scen
 KNOBS=$knobs
 NFILES=$nfiles
@@ -127,12 +133,17 @@ TOUCH_PCT=$touch
 STEP_MS=$step_ms
 DECODE=$decode
 EOP
-	[ "$c" = prefetch-paced ] && echo "PREFETCH_RATE=$prate" >>"$out/$r/files/params.sh"
-	[ "$c" = prefetch-order ] && echo "PREFETCH_ORDER=jobs" >>"$out/$r/files/params.sh"
-	[ "$c" = learned ] && echo "PREFETCH_ORDER=learned" >>"$out/$r/files/params.sh"
+	[ "$1" = prefetch-paced ] && echo "PREFETCH_RATE=$prate"
+	[ "$1" = prefetch-order ] && echo "PREFETCH_ORDER=jobs"
+	[ "$1" = learned ] && echo "PREFETCH_ORDER=learned"
+	return 0
+}
+boot() { # NAME NCONFIGS: one VM boot of OUT/NAME/files (logs in OUT/NAME); $hostrow: host.tsv's fields
+	local r=$1 n=$2 busy load others started sampler cmd
+	cp "$sb" "$top/bench/steer/vm-capacity.sh" "$out/$r/files/"
 	cmd=(bash "$top/selftests/vm/run-vm.sh" --mode kmem --script "$top/bench/tiering/vm-tiering.sh"
 		--files "$out/$r/files" --node0-mb "$node0" --node1-mb "$node1"
-		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout 900 --vm-timeout 1000 --quiet)
+		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout $((900 * n)) --vm-timeout $((900 * n + 100)) --quiet)
 	echo "# $r: ${cmd[*]}" | sed "s|$top/||g" >>"$out/commands"
 	quiet=0
 	while [ "$wait_idle" = 1 ] && [ $quiet -lt 30 ]; do
@@ -146,14 +157,56 @@ EOP
 	echo "# $r: started $started, host CPU busy $busy%, load $load, other qemu-system: $others"
 	( while sleep 5; do pgrep -c qemu-system || true; done ) >"$out/$r/others" 2>/dev/null &
 	sampler=$!
-	# one VM at a time on this machine: the rig lock for this boot only
-	VM_LOGDIR=$out/$r flock /tmp/tandem-vm.lock "${cmd[@]}" >"$out/$r/rig.log" 2>&1 || true
+	# one VM at a time on this machine: the rig lock for this boot only, unless
+	# the caller holds it for all of them (TANDEM_VM_LOCKED=1: scripts/demo-capacity.sh)
+	if [ "${TANDEM_VM_LOCKED:-0}" = 1 ]; then
+		VM_LOGDIR=$out/$r "${cmd[@]}" >"$out/$r/rig.log" 2>&1 || true
+	else
+		VM_LOGDIR=$out/$r flock /tmp/tandem-vm.lock "${cmd[@]}" >"$out/$r/rig.log" 2>&1 || true
+	fi
 	kill "$sampler" 2>/dev/null || true
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$started" "$busy" "$load" "$others" \
-		"$(sort -n "$out/$r/others" | tail -n 1)" >>"$out/host.tsv"
-	grep -aq '^# vm-end vm-tiering.sh 0' "$out/$r/vm/tap.log" ||
-		echo "capacity-kmem.sh: $r did not finish cleanly; see $out/$r/vm/tap.log" >&2
-	runs+=("$r=$out/$r/vm/tap.log")
-done
+	hostrow=$(printf '%s\t%s\t%s\t%s\t%s' "$started" "$busy" "$load" "$others" "$(sort -n "$out/$r/others" | tail -n 1)")
+}
+finished() { # RUN: host.tsv's row, a warning when its TAP has no clean end
+	printf '%s\t%s\n' "$1" "$hostrow" >>"$out/host.tsv"
+	grep -aq '^# vm-end vm-tiering.sh 0' "$out/$1/vm/tap.log" 2>/dev/null ||
+		echo "capacity-kmem.sh: $1 did not finish cleanly; see $out/$1/vm/tap.log" >&2
+	runs+=("$1=$out/$1/vm/tap.log")
+}
+one() { # CONFIG REP: CONFIG in a boot of its own
+	local r=$1.$2
+	mkdir -p "$out/$r/files"
+	params "$1" >"$out/$r/files/params.sh"
+	boot "$r" 1
+	finished "$r"
+}
+shared() { # REP CONFIG...: the configurations in one boot, its TAP split per configuration
+	local rep=$1 r=boot.$1 c
+	shift
+	mkdir -p "$out/$r/files"
+	printf '%s\n' "$@" >"$out/$r/files/configs"
+	for c in "$@"; do params "$c" >"$out/$r/files/params-$c.sh"; done
+	boot "$r" $#
+	for c in "$@"; do
+		mkdir -p "$out/$c.$rep/vm"
+		# the rig's header, then this configuration's section
+		{ sed -n '/^# vm-begin vm-tiering.sh/q; p' "$out/$r/vm/tap.log"
+		  sed -n "/^# config-begin $c /,/^# config-end $c /p" "$out/$r/vm/tap.log"; } >"$out/$c.$rep/vm/tap.log" 2>/dev/null
+		finished "$c.$rep"
+	done
+}
+runs=()
+for rep in $(seq 1 "$reps"); do
+	if [ "$one_boot" = 1 ]; then
+		same=() own=()
+		for c in ${configs//,/ }; do
+			read -r _ knobs < <(scenario "$c")
+			if [ "$knobs" = default ]; then same+=("$c"); else own+=("$c"); fi
+		done
+		[ ${#same[@]} = 0 ] || shared "$rep" "${same[@]}"
+		for c in "${own[@]}"; do one "$c" "$rep"; done
+		continue
+	fi
+	for c in ${configs//,/ }; do one "$c" "$rep"; done
 done
 python3 "$top/bench/tiering/summary.py" --host "$out/host.tsv" "${runs[@]}" | tee "$out/summary.txt"

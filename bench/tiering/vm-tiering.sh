@@ -6,10 +6,36 @@
 # scenario (vm-capacity.sh, with CONFIG from params.sh) unchanged. Lines
 # "T ..." add what the kernel's tiering did over the whole run (/proc/vmstat
 # deltas, dataset generation included, for every configuration alike).
-. /extra/params.sh
+#
+# One-boot mode (capacity-kmem.sh --one-boot): /extra/configs lists
+# configurations that keep the knobs as booted; each runs in turn in this
+# boot with its own /extra/params-NAME.sh, between "# config-begin NAME" and
+# "# config-end NAME" (with its "# vm-end vm-tiering.sh STATUS" and any OOM
+# kill), which the host splits into one tap.log per configuration. The
+# dataset is written once, by the first; between two, tandem.ko is unloaded
+# and the cache dropped (vm-capacity.sh drops it before each).
 DEM=/sys/kernel/mm/numa/demotion_enabled
 NB=/proc/sys/kernel/numa_balancing
+if [ -z "${PARAMS:-}" ] && [ -s /extra/configs ]; then
+	all=0
+	# shellcheck disable=SC2013 # names, one a line
+	for c in $(cat /extra/configs); do
+		oom0=$(dmesg | grep -c 'Out of memory: Killed process')
+		echo "# config-begin $c at $(cut -d' ' -f1 /proc/uptime) s"
+		PARAMS=/extra/params-$c.sh sh "$0"
+		st=$?
+		dmesg | grep 'Out of memory: Killed process' | tail -n +$((oom0 + 1))
+		echo "# vm-end vm-tiering.sh $st"
+		echo "# config-end $c at $(cut -d' ' -f1 /proc/uptime) s"
+		[ $st = 0 ] || all=1
+		grep -q '^tandem ' /proc/modules && { rmmod tandem || { echo "# rmmod tandem failed: the rest not run"; exit 1; }; }
+	done
+	exit $all
+fi
+# shellcheck source=/dev/null
+. "${PARAMS:-/extra/params.sh}"
 if [ "$KNOBS" = tiering ]; then
+	[ -n "${PARAMS:-}" ] && { echo "# one-boot mode runs no configuration that changes the knobs"; exit 1; }
 	echo 1 >$DEM || exit 1
 	echo 2 >$NB || exit 1
 fi
