@@ -17,21 +17,17 @@ same arguments. Written with the Python standard library only.
 import argparse
 import json
 import os
-import random
 import struct
 import sys
 
+from make_shards import list_samples, parse_size  # the same folder
+
 HEADER = 4096
 MAGIC = b"TANDEMREC1\n"
-SUFFIX = {"K": 1 << 10, "M": 1 << 20}
 
 
 def size_arg(s):
-    mult = SUFFIX.get(s[-1:].upper(), 1)
-    try:
-        v = int(float(s[:-1] if s[-1:].upper() in SUFFIX else s) * mult)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {s!r} (e.g. 8K)")
+    v = parse_size(s, "8K")
     if v < 16:
         raise argparse.ArgumentTypeError(f"--record-size {s}: at least 16 bytes")
     return v
@@ -46,12 +42,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    classes = sorted(d for d in os.listdir(args.src) if os.path.isdir(os.path.join(args.src, d)))
-    if not classes:
-        ap.error(f"{args.src}: no class folders")
-    samples = [(os.path.join(args.src, c, f), i) for i, c in enumerate(classes)
-               for f in sorted(os.listdir(os.path.join(args.src, c)))]
-    random.Random(args.seed).shuffle(samples)
+    classes, samples = list_samples(ap, args.src, args.seed)
     biggest = max(os.path.getsize(p) for p, _ in samples) + 8
     rec = args.record_size or -(-biggest // 4096) * 4096
     if rec < biggest:

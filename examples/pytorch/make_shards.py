@@ -22,15 +22,31 @@ import tarfile
 SUFFIX = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
-def size_arg(s):
+def parse_size(s, example):
+    """bytes of a size like 64M (K, M, G: binary); make_records.py uses it too"""
     mult = SUFFIX.get(s[-1:].upper(), 1)
     try:
-        v = int(float(s[:-1] if s[-1:].upper() in SUFFIX else s) * mult)
+        return int(float(s[:-1] if s[-1:].upper() in SUFFIX else s) * mult)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {s!r} (e.g. 64M)")
+        raise argparse.ArgumentTypeError(f"not a size: {s!r} (e.g. {example})")
+
+
+def size_arg(s):
+    v = parse_size(s, "64M")
     if v < 10240:
         raise argparse.ArgumentTypeError(f"--shard-size {s}: at least 10K")
     return v
+
+
+def list_samples(ap, src, seed):
+    """(classes, [(path, class index)] shuffled by seed) of an ImageFolder root"""
+    classes = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+    if not classes:
+        ap.error(f"{src}: no class folders")
+    samples = [(os.path.join(src, c, f), i) for i, c in enumerate(classes)
+               for f in sorted(os.listdir(os.path.join(src, c)))]
+    random.Random(seed).shuffle(samples)
+    return classes, samples
 
 
 def add(tar, name, data):
@@ -50,12 +66,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    classes = sorted(d for d in os.listdir(args.src) if os.path.isdir(os.path.join(args.src, d)))
-    if not classes:
-        ap.error(f"{args.src}: no class folders")
-    samples = [(os.path.join(args.src, c, f), i) for i, c in enumerate(classes)
-               for f in sorted(os.listdir(os.path.join(args.src, c)))]
-    random.Random(args.seed).shuffle(samples)
+    classes, samples = list_samples(ap, args.src, args.seed)
     os.makedirs(args.out, exist_ok=True)
     if any(n.endswith(".tar") for n in os.listdir(args.out)):
         ap.error(f"{args.out}: already holds shards")
