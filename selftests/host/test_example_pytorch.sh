@@ -16,10 +16,7 @@ PY=/usr/bin/python3
 EX=$top/examples/pytorch
 N=8
 ksft_plan $N
-skip_all() {
-	for i in $(seq $N); do ksft_skip "example $i" "$1"; done
-	ksft_finish
-}
+skip_all() { ksft_skip_rest "example" "$1"; }
 $PY -c 'import torch, torchvision, PIL' 2>/dev/null ||
 	skip_all "needs python3-torch, python3-torchvision, python3-pil for $PY"
 command -v file >/dev/null || skip_all "needs file(1)"

@@ -17,10 +17,7 @@ PY=/usr/bin/python3
 EX=$top/examples/pytorch
 N=6
 ksft_plan $N
-skip_all() {
-	for i in $(seq $N); do ksft_skip "shards $i" "$1"; done
-	ksft_finish
-}
+skip_all() { ksft_skip_rest "shards" "$1"; }
 $PY -c 'import torch, torchvision, PIL' 2>/dev/null ||
 	skip_all "needs python3-torch, python3-torchvision, python3-pil for $PY"
 tmp=$(mktemp -d /var/tmp/tandem-shards-XXXXXX)	# not tmpfs: pages come from storage

@@ -13,10 +13,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 LS=$top/scripts/loopstore.sh
 N=12
 ksft_plan $N
-skip_all() {
-	for i in $(seq $N); do ksft_skip "loopstore $i" "$1"; done
-	ksft_finish
-}
+skip_all() { ksft_skip_rest "loopstore" "$1"; }
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -w /sys/fs/cgroup/blkio/cgroup.procs ] || skip_all "needs the cgroup-v1 blkio controller"
 if ! command -v fincore >/dev/null || ! command -v losetup >/dev/null; then

@@ -25,10 +25,7 @@ LS=$top/scripts/loopstore.sh
 PY=/usr/bin/python3
 N=16
 ksft_plan $N
-skip_all() {
-	for i in $(seq $N); do ksft_skip "real jobs $i" "$1"; done
-	ksft_finish
-}
+skip_all() { ksft_skip_rest "real jobs" "$1"; }
 [ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null ||
 	skip_all "needs $T, jq and fincore"
 [ "$(id -u)" = 0 ] || skip_all "needs root"

@@ -14,10 +14,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 N=19
 ksft_plan $N
-skip_all() {
-	for i in $(seq $N); do ksft_skip "run+tracker $i" "$1"; done
-	ksft_finish
-}
+skip_all() { ksft_skip_rest "run+tracker" "$1"; }
 [ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null ||
 	skip_all "needs $T, jq and fincore"
 [ "$(id -u)" = 0 ] || skip_all "needs root (BPF)"

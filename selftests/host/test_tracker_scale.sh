@@ -28,10 +28,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
 N=14
 ksft_plan $N
-skip_all() {
-	for i in $(seq $N); do ksft_skip "tracker scale $i" "$1"; done
-	ksft_finish
-}
+skip_all() { ksft_skip_rest "tracker scale" "$1"; }
 [ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null &&
 	command -v bpftool >/dev/null || skip_all "needs $T, jq, fincore and bpftool"
 [ "$(id -u)" = 0 ] || skip_all "needs root (BPF)"

@@ -10,6 +10,11 @@ ksft_pass() { KSFT_N=$((KSFT_N + 1)); KSFT_PASS=$((KSFT_PASS + 1)); echo "ok $KS
 ksft_fail() { KSFT_N=$((KSFT_N + 1)); KSFT_FAIL=$((KSFT_FAIL + 1)); echo "not ok $KSFT_N $1"; }
 ksft_skip() { KSFT_N=$((KSFT_N + 1)); KSFT_SKIP=$((KSFT_SKIP + 1)); echo "ok $KSFT_N $1 # SKIP ${2:-}"; }
 ksft_diag() { echo "# $*"; }
+# ksft_skip_rest PREFIX WHY: skip every planned test not yet run ("PREFIX N"), finish
+ksft_skip_rest() {
+	while [ "$KSFT_N" -lt "${KSFT_PLAN:-0}" ]; do ksft_skip "$1 $((KSFT_N + 1))" "$2"; done
+	ksft_finish
+}
 # ksft_check NAME CMD...: pass when CMD succeeds
 ksft_check() {
 	_n=$1; shift
