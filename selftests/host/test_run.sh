@@ -177,10 +177,12 @@ ksft_diag "prefetch: $(jq -c '.prefetch | {by, source, order, pages, pages_total
 if [ -e /sys/module/tandem ]; then
 	ksft_skip "learned order without tandem.ko: tandemctl prefetches it" "tandem.ko is loaded here"
 else
+	# the thread read every page (pages_total); at least 99 % still cached when
+	# fincore looks: a host's background reclaim (DAMON here) took 6 of 4096 once
 	ksft_check "learned order without tandem.ko: tandemctl prefetches it, every page" \
 		eval 'jq -e --argjson p $pages ".read_order.used and .prefetch.by == \"tandemctl\" and
 			.prefetch.source == \"learned\" and .prefetch.state == \"done\" and
 			.prefetch.pages == \$p and .prefetch.pages_total == \$p" "$tmp/r18.json" >/dev/null &&
-		      test $before -lt $pages -a $cached -eq $pages'
+		      test $before -lt $pages -a $cached -ge $((pages - pages / 100))'
 fi
 ksft_finish
