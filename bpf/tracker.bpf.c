@@ -112,7 +112,6 @@ struct pending {
 	__u64 req_last;		/* last page as the tracepoint reported it */
 	__u64 mapping;		/* the file of the read, and the last one seen */
 	__u64 ino;
-	__u64 hint;		/* where the last read ended: see access_ctx */
 	__u32 file_id;
 	__u32 dataset;
 	__u32 valid;
@@ -227,7 +226,7 @@ static __always_inline void matrix_add(__u32 reader, __u32 loader,
 #include "tracker_state.bpf.h"
 #include "tracker_access.bpf.h"
 
-/* ---- insert and evict: one extent per folio (tracker_state.bpf.h) ---- */
+/* ---- insert and evict: a word per page (tracker_state.bpf.h) ---- */
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")
 int BPF_PROG(trk_tp_insert, struct folio *folio)
@@ -256,7 +255,7 @@ static __always_inline void pending_begin(struct pending *p, __u32 job)
  * A read of a file one other job loaded entirely (fileinfo.loader), with no
  * eviction of the file since the range began: every page of it is a shared
  * hit of that job, so it is counted without the walk. The result is the
- * walk's: the walk would find the loader's extent at every page. Otherwise
+ * walk's: the walk would find the loader's state at every page. Otherwise
  * (false), the walk counts it.
  */
 static __always_inline bool read_one_loader(struct pending *p, __u32 job)
@@ -275,7 +274,7 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 	if (n > MAX_RANGE_PAGES)
 		return false;
 	/* the loader's own pages: own hits once none of the file is fresh */
-	if (loader == job + 1 && fi->fresh_ext)
+	if (loader == job + 1 && fi->fresh)
 		return false;
 	if (loader != job + 1)
 		matrix_add(job, loader - 1, p->dataset, n);
@@ -288,7 +287,7 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 static __always_inline void pending_flush(struct pending *p, __u32 job)
 {
 	if (p->valid && job && !read_one_loader(p, job))
-		account(job, p->file_id, p->dataset, p->first, p->last, 0, &p->hint);
+		account(job, p->file_id, p->dataset, p->first, p->last, 0);
 	p->valid = 0;
 }
 
@@ -410,12 +409,11 @@ struct {
 } folio_copy SEC(".maps");
 
 /*
- * The pages [*lo, *hi] of the batch within the read [first, last], and
- * *hint, the first folio's index (its extent, if it has one, starts
- * there); false when there are none.
+ * The pages [*lo, *hi] of the batch within the read [first, last]; false
+ * when there are none.
  */
 static __always_inline bool batch_range(struct folio_batch *fbatch, __u64 first, __u64 last,
-					__u64 *lo, __u64 *hi, __u64 *hint)
+					__u64 *lo, __u64 *hi)
 {
 	struct folio *head, *tail;
 	struct folio_copy *fc;
@@ -444,7 +442,6 @@ static __always_inline bool batch_range(struct folio_batch *fbatch, __u64 first,
 	tail = fc->folios[(nr - 1) & 31];
 	*lo = BPF_CORE_READ(head, index);
 	*hi = BPF_CORE_READ(tail, index) + tandem_folio_nr_pages(tail) - 1;
-	*hint = *lo;
 	if (*lo < first)
 		*lo = first;
 	if (*hi > last)
@@ -454,7 +451,7 @@ static __always_inline bool batch_range(struct folio_batch *fbatch, __u64 first,
 
 /* The batch's pages [lo, hi] of f, read by job: pending, one range with the one before. */
 static __always_inline void batch_pending(const struct tandem_trk_file *f, __u32 job,
-					  __u64 lo, __u64 hi, __u64 hint)
+					  __u64 lo, __u64 hi)
 {
 	struct pending *p;
 
@@ -462,7 +459,7 @@ static __always_inline void batch_pending(const struct tandem_trk_file *f, __u32
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
 		GLOBAL_INC(pending_alloc_failed, 1);
-		account(job, f->file_id, f->dataset, lo, hi, 0, &hint);
+		account(job, f->file_id, f->dataset, lo, hi, 0);
 		return;
 	}
 	/* the batch right after the pending range: one range (see pending) */
@@ -476,7 +473,6 @@ static __always_inline void batch_pending(const struct tandem_trk_file *f, __u32
 	p->dataset = f->dataset;
 	p->first = lo;
 	p->last = hi;
-	p->hint = hint;
 	pending_begin(p, job);
 	p->valid = 1;
 }
@@ -487,7 +483,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	struct tandem_trk_file_key key = {};
 	struct address_space *mapping;
 	struct tandem_trk_file fv, *f = &fv;
-	__u64 pos, count, lo, hi, hint;
+	__u64 pos, count, lo, hi;
 	__u32 job;
 
 	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
@@ -503,9 +499,9 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	if (!count)
 		return;
 	if (!batch_range(fbatch, pos >> PAGE_SHIFT_4K, (pos + count - 1) >> PAGE_SHIFT_4K,
-			 &lo, &hi, &hint))
+			 &lo, &hi))
 		return;
-	batch_pending(f, job, lo, hi, hint);
+	batch_pending(f, job, lo, hi);
 }
 
 SEC("fexit/filemap_get_pages")
@@ -567,29 +563,32 @@ static __always_inline __u64 mapping_stamp(void)
  * 6.18 maps whole large folios, beyond the fault-around window the
  * tracepoint reports (and a PMD-sized folio without any filemap
  * tracepoint), so a mapped range is widened to the folios at its ends, as
- * recorded when they were inserted.
+ * their pages' words recorded them when they were inserted (folios are
+ * naturally aligned: the folio of 2^k pages holding page i starts at i
+ * rounded down to 2^k). A folio the kernel split since keeps its old size
+ * in the words: the range is then wider than what was mapped.
  */
+static __always_inline __u64 folio_mask(__u32 file_id, __u64 idx)
+{
+	__u64 s = page_state(file_id, idx);
+	__u32 k = (s >> TANDEM_TRK_PG_ORDER_SHIFT) & TANDEM_TRK_PG_ORDER_MASK;
+
+	return PG_IS_CACHED(s) ? (1ULL << (k & 31)) - 1 : 0;
+}
+
 static __always_inline void map_folios(__u32 job, const struct tandem_trk_file *f,
 				       __u64 first, __u64 last, __s64 eof)
 {
-	__u64 base = (__u64)f->file_id << 32, head;
-	__u32 orders = file_orders(f->file_id);
-	struct tandem_trk_page *e;
-
 	if (eof < 0 || (first | last) >> 32)
 		return;
 	if (last > (__u64)eof)
 		last = eof;
-	e = extent_find(base, first, orders, &head);
-	if (e && head < first)
-		first = head;
-	e = extent_find(base, last, orders, &head);
-	if (e && head + e->nr - 1 > last)
-		last = head + e->nr - 1;
+	first &= ~folio_mask(f->file_id, first);
+	last |= folio_mask(f->file_id, last);
 	if (last > (__u64)eof)
 		last = eof;
 	/* pages without a state in the window were not cached: not mapped */
-	account(job, f->file_id, f->dataset, first, last, mapping_stamp(), &first);
+	account(job, f->file_id, f->dataset, first, last, mapping_stamp());
 }
 
 SEC("tp_btf/mm_filemap_map_pages")
@@ -713,10 +712,8 @@ static __always_inline void fault_at(struct task_struct *task, __u32 job,
 				     __s64 eof)
 {
 	struct pending *p;
-	__u64 head;
 
-	if (!(index >> 32) &&
-	    extent_find((__u64)f->file_id << 32, index, file_orders(f->file_id), &head)) {
+	if (!(index >> 32) && PG_IS_CACHED(page_state(f->file_id, index))) {
 		map_folios(job, f, index, index, eof);
 		return;
 	}
@@ -855,7 +852,7 @@ static __always_inline void on_set_pte(struct page *page)
 	if (!file_find(&key, f))
 		return;
 	index = tandem_page_index(page);
-	account(job, f->file_id, f->dataset, index, index, 0, NULL);
+	account(job, f->file_id, f->dataset, index, index, 0);
 }
 
 SEC("fentry/do_set_pte")
@@ -892,7 +889,7 @@ static __always_inline void on_set_pte_range(struct folio *folio, struct page *p
 	if (!lookup_file(mapping, f))
 		return;
 	index = tandem_folio_page_index(folio, page);
-	account(job, f->file_id, f->dataset, index, index + nr - 1, 0, NULL);
+	account(job, f->file_id, f->dataset, index, index + nr - 1, 0);
 }
 
 SEC("fentry/set_pte_range")

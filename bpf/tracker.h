@@ -20,7 +20,7 @@
 #define TANDEM_TRK_PAGE_SIZE	4096ULL
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	6	/* 6: files an open-addressed array */
+#define TANDEM_TRK_VERSION	7	/* 7: pages a word per page; 6: files an open-addressed array */
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -94,20 +94,20 @@ static inline __u32 tandem_trk_slot_home(__u64 h, __u32 nslots)
 }
 
 /*
- * fileinfo: per file_id, written by the BPF programs (see
- * bpf/tracker_state.bpf.h); the file's dataset is in the top half of
- * `orders`, written by tandemctl before the file's slot, never changed
- * after (the programs only OR extent sizes, bits 0..9, into it).
+ * fileinfo: per file_id, 24 bytes. tandemctl writes dataset, pbase and
+ * npages before it publishes the file's slot, and never changes them; the
+ * BPF programs keep the rest (bpf/tracker_state.bpf.h).
  */
 struct tandem_trk_fileinfo {
-	__u32 orders;		/* bit k: an extent of 2^k pages was made; 16..31: dataset */
+	__u32 dataset;		/* never 0 once the file is published */
 	__u32 loader;		/* LOADER_UNSET, LOADER_MIXED or job + 1 */
 	__u32 evicts;		/* evictions of the file's folios, wrapping */
-	__u32 fresh_ext;	/* extents with fresh pages (see ext_fresh_take) */
+	__u32 fresh;		/* the file's fresh pages (TANDEM_TRK_PG_FRESH) */
+	__u32 pbase;		/* the word in `pages` of the file's page 0 */
+	__u32 npages;		/* pages with a word: 0 .. npages - 1 */
 };
 
-#define TANDEM_TRK_FI_DATASET_SHIFT	16
-#define TANDEM_TRK_DATASET_MAX		0xffffU	/* dataset ids fit fileinfo's 16 bits */
+#define TANDEM_TRK_DATASET_MAX		0xffffU	/* dataset ids tandemctl hands out */
 
 /*
  * filter: a bitmap over (dev, ino) that every hook tests before it looks
@@ -149,24 +149,26 @@ static inline __u32 tandem_trk_filter_words(__u32 max_files)
 #define TANDEM_TRK_FILTER_BIT(h)		((__u32)((h) >> 58))
 
 /*
- * pages: the page state, one entry per extent: an aligned block of 2^k
- * cached pages of one file (k <= 9) that one job loaded and one process
- * mapped last. Key: ((__u64)file_id << 32) | index of the extent's first
- * page. An extent is created for a folio when the folio enters the page
- * cache and is deleted when it leaves; when part of it leaves (the kernel
- * split the folio) or is mapped by another process, it is split into
- * aligned halves (see bpf/tracker_state.bpf.h).
+ * pages: the page state, one 64-bit word per registered page of a dataset
+ * file (an array: 8 bytes per page, allocated when the tracker is loaded),
+ * the file's pages at fileinfo.pbase .. pbase + npages - 1. tandemctl
+ * hands each registered file its pages' words when it registers it (the
+ * file's size then, in pages); a page past them, or past the array, has
+ * no state and counts as overflow. A word is 0 while its page is not
+ * cached; the programs set it when the page enters the page cache and
+ * clear it when it leaves (bpf/tracker_state.bpf.h):
+ *   bits  0..31  the job that loaded the page (0: no tracked job)
+ *   bits 32..56  the last process that mapped it, hashed (0: none)
+ *   bits 57..61  log2 of the folio it came in (6.18 maps whole folios)
+ *   bit  62      fresh: inserted by its loader, not read by it yet
+ *   bit  63      cached: the word holds a state
  */
-#define TANDEM_TRK_EXTENT_MAX	512	/* pages; PMD-sized folios on x86-64 */
-
-struct tandem_trk_page {
-	__u32 loader;	/* job that inserted the pages; 0 = no tracked job */
-	__u32 nr;	/* pages, a power of two up to TANDEM_TRK_EXTENT_MAX */
-	__u32 nfresh;	/* pages still fresh: inserted by loader, not read by it */
-	__u32 pad;
-	__u64 mapper;	/* last process that mapped its pages (mmap dedup); 0: none */
-	__u64 fresh[TANDEM_TRK_EXTENT_MAX / 64];	/* bit i: page first + i is fresh */
-};
+#define TANDEM_TRK_PG_CACHED		(1ULL << 63)
+#define TANDEM_TRK_PG_FRESH		(1ULL << 62)
+#define TANDEM_TRK_PG_ORDER_SHIFT	57
+#define TANDEM_TRK_PG_ORDER_MASK	0x1fULL
+#define TANDEM_TRK_PG_MAPPER_SHIFT	32
+#define TANDEM_TRK_PG_MAPPER_MASK	0x1ffffffULL	/* 25 bits */
 
 /* counts: per (job, dataset), per CPU */
 struct tandem_trk_ckey {
@@ -217,7 +219,7 @@ struct tandem_trk_dataset {
 struct tandem_trk_global {
 	__u64 inserted;		/* pages that got a state */
 	__u64 removed;		/* pages whose state was deleted (eviction) */
-	__u64 insert_failed;	/* pages that got no state: max_pages reached */
+	__u64 insert_failed;	/* pages that got no state: no word for them (overflow) */
 	__u64 evict_unknown;	/* dataset page evicted with no state */
 	__u64 access_unknown;	/* dataset page read with no state */
 	__u64 counter_full;	/* counts or matrix map full */
@@ -232,12 +234,12 @@ struct tandem_trk_global {
 #define TANDEM_TRK_ATTACH_LEN	80	/* layout 5: 56 before */
 struct tandem_trk_meta {
 	__u32 version;
-	__u32 max_pages;
+	__u32 max_pages;	/* words in `pages` */
 	__u32 max_files;
 	__u32 read_mode;
 	__u64 load_time;	/* CLOCK_REALTIME seconds */
 	char attach[TANDEM_TRK_NR_HOOKS][TANDEM_TRK_ATTACH_LEN];
-	/* pages with a state, at most max_pages; kept by the BPF programs */
+	/* pages with a state (words set), kept by the BPF programs */
 	__u64 pages_tracked;
 	__u32 flags;		/* TANDEM_TRK_META_* (layout 4) */
 	__u32 pad;

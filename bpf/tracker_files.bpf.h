@@ -156,7 +156,7 @@ static __always_inline bool file_find(const struct tandem_trk_file_key *key,
 	if (!fi)
 		return false;
 	f->file_id = id;
-	f->dataset = fi->orders >> TANDEM_TRK_FI_DATASET_SHIFT;
+	f->dataset = fi->dataset;
 	return f->dataset != 0;
 }
 

@@ -109,10 +109,21 @@ uint32_t ftable_find(const struct ftable *ft, uint64_t dev, uint64_t ino)
 
 uint32_t ftable_dataset(const struct ftable *ft, uint32_t id)
 {
-	return id < ft->nfi ? ft->fi[id].orders >> TANDEM_TRK_FI_DATASET_SHIFT : 0;
+	return id < ft->nfi ? ft->fi[id].dataset : 0;
 }
 
-int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint32_t dataset)
+uint64_t ftable_pages_used(const struct ftable *ft, uint32_t last_id)
+{
+	const struct tandem_trk_fileinfo *fi;
+
+	if (!last_id || last_id >= ft->nfi)
+		return 0;
+	fi = &ft->fi[last_id];
+	return (uint64_t)fi->pbase + fi->npages;
+}
+
+int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint32_t dataset,
+	       uint32_t pbase, uint32_t npages)
 {
 	struct tandem_trk_slot *s;
 	uint32_t at;
@@ -123,19 +134,21 @@ int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint3
 	if (dataset) {
 		if (id >= ft->nfi)
 			return -E2BIG;
-		/* the programs only OR bits 0..9 in, and not before the slot is out */
-		__atomic_store_n(&ft->fi[id].orders, dataset << TANDEM_TRK_FI_DATASET_SHIFT,
-				 __ATOMIC_RELAXED);
+		/* the programs read these only once the slot is out */
+		__atomic_store_n(&ft->fi[id].pbase, pbase, __ATOMIC_RELAXED);
+		__atomic_store_n(&ft->fi[id].npages, npages, __ATOMIC_RELAXED);
+		__atomic_store_n(&ft->fi[id].dataset, dataset, __ATOMIC_RELAXED);
 	}
 	s = &ft->slot[at];
 	s->ino = ino;
 	s->dev = dev;
-	/* the release orders the dataset, ino and dev before the id */
+	/* the release orders fileinfo, ino and dev before the id */
 	__atomic_store_n(&s->file_id, id, __ATOMIC_RELEASE);
 	return 0;
 }
 
-int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new)
+int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new,
+	       uint64_t *new_pages)
 {
 	uint64_t *used = calloc(ft->nslots / 64 + 1, sizeof(*used));
 	bool over = false;
@@ -143,6 +156,7 @@ int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *ne
 	int err;
 
 	*new = 0;
+	*new_pages = 0;
 	if (!used)
 		return -ENOMEM;
 	for (size_t i = 0; i < fl->n; i++) {
@@ -152,6 +166,8 @@ int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *ne
 		/* no room within the bound: still counted, so *NEW is exact */
 		over |= err == -E2BIG;
 		*new += err != 0;
+		if (err)
+			*new_pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
 	}
 	free(used);
 	return over ? -E2BIG : 0;

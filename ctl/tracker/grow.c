@@ -158,7 +158,7 @@ static int files_rebuild(const struct ftable *old, const char *stage)
 		const struct tandem_trk_slot *s = &old->slot[i];
 
 		if (s->file_id)
-			err = ftable_add(&new, s->dev, s->ino, s->file_id, 0);
+			err = ftable_add(&new, s->dev, s->ino, s->file_id, 0, 0, 0);
 	}
 	if (err)
 		ctl_err("tracker: cannot rebuild the file table: %s", strerror(-err));

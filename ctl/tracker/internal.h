@@ -70,25 +70,31 @@ void ftable_unmap(struct ftable *ft);
 uint32_t ftable_find(const struct ftable *ft, uint64_t dev, uint64_t ino);
 /* the dataset of file ID (0: none) */
 uint32_t ftable_dataset(const struct ftable *ft, uint32_t id);
+/* words of `pages` handed out to files 1..LAST_ID (their pbase + npages) */
+uint64_t ftable_pages_used(const struct ftable *ft, uint32_t last_id);
 /*
- * Publish (DEV, INO) as file ID of DATASET (0: leave fileinfo alone):
+ * Publish (DEV, INO) as file ID of DATASET, its pages' state at words
+ * PBASE .. PBASE + NPAGES - 1 of `pages` (DATASET 0: leave fileinfo alone):
  * -EEXIST when it is there, -E2BIG when its slot would be further from
  * its home than a lookup probes (or ID is past fileinfo).
  */
-int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint32_t dataset);
+int ftable_add(struct ftable *ft, uint64_t dev, uint64_t ino, uint32_t id, uint32_t dataset,
+	       uint32_t pbase, uint32_t npages);
 /*
- * How many of FL's files are not registered (*NEW), and whether all of them
+ * How many of FL's files are not registered (*NEW, with *NEW_PAGES pages),
+ * and whether all of them
  * fit within the probe bound, added in FL's order (-E2BIG when not, *NEW
  * counted all the same): what ftable_add() will then do, checked on a
  * bitmap of slots, not a copy of the table.
  */
-int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new);
+int ftable_fit(const struct ftable *ft, const struct file_list *fl, uint64_t *new,
+	       uint64_t *new_pages);
 
 /* What registering a file list needs of the loaded tracker (register.c). */
 struct tracker_need {
 	uint64_t files;		/* registered now + the list's files not yet */
 	uint64_t registered;
-	uint64_t pages;		/* the list's pages */
+	uint64_t pages;		/* words of `pages` in use + the list's new files' pages */
 	uint32_t max_files, max_pages;	/* the loaded tracker's */
 	bool pages_set;		/* its max_pages was asked for: kept */
 	/* a new file would sit further from its slot's home than a lookup probes */

@@ -403,14 +403,13 @@ static int open_and_size(struct tracker_bpf **skelp, const struct tracker_load_o
 		tracker_bpf__destroy(skel);
 		return -E2BIG;
 	}
-	/* the page budget; extents are fewer than pages, so the map never fills first */
-	skel->rodata->max_pages = max_pages;
+	/* a word per page of the registered files (bpf/tracker.h) */
 	err = bpf_map__set_max_entries(skel->maps.pages, max_pages);
 	/* the file table, load factor <= 3/4 (bpf/tracker.h) */
 	skel->rodata->file_slots = tandem_trk_file_slots(max_files);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.files, skel->rodata->file_slots);
-	/* per-file dataset and extent sizes, indexed by file_id (1..max_files) */
+	/* per-file dataset, page words and state, indexed by file_id (1..max_files) */
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.fileinfo, max_files + 1);
 	/* the files filter: tandemctl's tracker_filter_add() sizes it the same way */

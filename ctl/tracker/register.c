@@ -42,7 +42,7 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 {
 	struct tandem_trk_meta meta;
 	struct ftable ft;
-	uint64_t new = 0;
+	uint64_t new = 0, new_pages = 0;
 	__u32 zero = 0;
 	int err;
 
@@ -53,17 +53,20 @@ int tracker_need(struct tracker *t, const struct file_list *fl, struct tracker_n
 	n->max_pages = meta.max_pages;
 	n->pages_set = meta.flags & TANDEM_TRK_META_PAGES_SET;
 	n->registered = files_registered(t);
-	for (size_t i = 0; i < fl->n; i++)
-		n->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
-	/* what is registered takes no new slot; the new ones, placed as they will be */
-	err = ftable_map(&ft, t->files_fd, -1);
+	/*
+	 * what is registered takes no new slot and no new page word; the new
+	 * files, placed as they will be, and their pages after those in use
+	 */
+	err = ftable_map(&ft, t->files_fd, t->fileinfo_fd);
 	if (!err) {
-		err = ftable_fit(&ft, fl, &new);
+		n->pages = ftable_pages_used(&ft, n->registered);
+		err = ftable_fit(&ft, fl, &new, &new_pages);
 		ftable_unmap(&ft);
 	}
 	if (err && err != -E2BIG)
 		return err;
 	n->files = n->registered + new;
+	n->pages += new_pages;
 	/* crowded, although there are slots enough: a larger table spreads them */
 	n->probes_over = err == -E2BIG && n->files <= n->max_files;
 	return err || n->files > n->max_files ||
@@ -83,27 +86,33 @@ static void count_present(uint32_t dataset, struct tracker_add_result *res)
  * per file, no syscall: O(n).
  */
 static int add_new(struct ftable *ft, const struct file_list *fl, uint32_t *next_id,
-		   struct tracker_add_result *res)
+		   uint32_t max_pages, struct tracker_add_result *res)
 {
+	uint64_t next_page = ftable_pages_used(ft, *next_id - 1);
 	int err = 0;
 
 	for (size_t i = 0; i < fl->n && !err; i++) {
 		uint64_t dev = tracker_kdev(fl->devs[i]);
 		uint32_t had = ftable_find(ft, dev, fl->inos[i]);
+		uint64_t pages = (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
+		/* words past the array: none (a budget asked for; they count as overflow) */
+		uint64_t words = next_page >= max_pages ? 0 :
+				 pages < max_pages - next_page ? pages : max_pages - next_page;
 
 		if (had) {
 			count_present(ftable_dataset(ft, had), res);
 			continue;
 		}
-		err = ftable_add(ft, dev, fl->inos[i], *next_id, res->dataset);
+		err = ftable_add(ft, dev, fl->inos[i], *next_id, res->dataset, next_page, words);
 		if (err) {
 			ctl_err("tracker: cannot register files: %s%s", strerror(-err),
 				err == -E2BIG ? " (file table full)" : "");
 			break;
 		}
 		++*next_id;
+		next_page += words;
 		res->added++;
-		res->pages += (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
+		res->pages += pages;
 	}
 	return err;
 }
@@ -111,16 +120,20 @@ static int add_new(struct ftable *ft, const struct file_list *fl, uint32_t *next
 static int add_files(struct tracker *t, const struct file_list *fl, uint32_t *next_id,
 		     struct tracker_add_result *res)
 {
+	struct tandem_trk_meta meta;
 	struct ftable ft;
+	__u32 zero = 0;
 	int err = ftable_map(&ft, t->files_fd, t->fileinfo_fd);
 
 	if (err)
 		ctl_err("tracker: cannot map the file table: %s", strerror(-err));
+	if (!err && bpf_map_lookup_elem(t->meta_fd, &zero, &meta))
+		err = -errno;
 	/* the filter first: a file in `files` always passes it */
 	if (!err)
 		err = ftable_filter_add(t->filter_fd, t->filter_words, fl);
 	if (!err)
-		err = add_new(&ft, fl, next_id, res);
+		err = add_new(&ft, fl, next_id, meta.max_pages, res);
 	ftable_unmap(&ft);
 	return err;
 }

@@ -6,7 +6,8 @@
 # budget of 131 072), every default path registers the whole dataset and
 # counts its reads, never runs untracked:
 #   tracker dataset  loads the tracker sized from the dataset, whose maps
-#                    per file take at most 64 B of kernel memory per file;
+#                    per file take at most 64 B of kernel memory per file,
+#                    and its page state at most 16 B per dataset page;
 #   track --files    the same, and the job's misses are the pages it read;
 #   run              loads it sized, the report has the tracker and counts;
 #   run, loaded too small (tracker load with defaults, a small dataset
@@ -26,7 +27,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-N=14
+N=15
 ksft_plan $N
 skip_all() { ksft_skip_rest "tracker scale" "$1"; }
 [ -x "$T" ] && command -v jq >/dev/null && command -v fincore >/dev/null &&
@@ -87,7 +88,7 @@ ksft_check "tracker dataset: exit 0, every file and page registered ($F, find), 
 ksft_check "the tracker is sized from the tree: file table and page budget >= $F" \
 	eval '[ "$(meta ".tracker | .max_files >= $F and .max_pages >= $F and .files == $F")" = true ]'
 
-# 3: kernel memory per registered file (issue 32: at most 64 B): the maps
+# 3-4: kernel memory per registered file (issue 32: at most 64 B): the maps
 # sized by the file count, as the kernel charges them (bpftool: bytes_memlock)
 memlock() { bpftool -j map show pinned "$TANDEM_TRACKER_DIR/$1" | jq -r .bytes_memlock; }
 fmem=$(( $(memlock files) + $(memlock fileinfo) + $(memlock filter) ))
@@ -95,8 +96,16 @@ per_file=$(awk -v m="$fmem" -v f="$F" 'BEGIN { printf "%.1f", m / f }')
 ksft_diag "kernel memory of files + fileinfo + filter: $fmem B for $F files, $per_file B per file"
 ksft_check "kernel memory per registered file <= 64 B (files + fileinfo + filter: $per_file B)" \
 	eval '[ "$fmem" -gt 0 ] && awk -v p="$per_file" "BEGIN { exit !(p <= 64) }"'
+# and per page (at most 16 B): the page state, a word per registered page,
+# allocated at load for the dataset's pages plus a quarter; once the dataset
+# is cached, that is its memory per cached page
+pmem=$(memlock pages)
+per_page=$(awk -v m="$pmem" -v p="$F" 'BEGIN { printf "%.1f", m / p }')
+ksft_diag "kernel memory of pages: $pmem B for $F dataset pages, $per_page B per page"
+ksft_check "kernel memory per dataset page <= 16 B (pages: $per_page B)" \
+	eval '[ "$pmem" -gt 0 ] && awk -v p="$per_page" "BEGIN { exit !(p <= 16) }"'
 
-# 4-5: track --files on the loaded tracker: the job's misses are what it read
+# 5-6: track --files on the loaded tracker: the job's misses are what it read
 before=$(pages_of "$tree/c000")
 "$T" -j track --name t --dataset big --files "$tree" -- sh -c "cat $tree/c000/* >/dev/null" \
 	>"$tmp/t.json" 2>"$tmp/t.err"
@@ -111,7 +120,7 @@ ksft_check "track: misses = the 1000 pages its reads inserted (fincore: >= 990 c
 	eval '[ "$read_p" -ge 990 ] && [ "$before" -eq 0 ] && [ "$(jq -r .miss_pages "$tmp/t.json")" -eq 1000 ]'
 "$T" tracker unload >/dev/null
 
-# 6-7: run --dataset with nothing loaded: loaded sized by the run, counted
+# 7-8: run --dataset with nothing loaded: loaded sized by the run, counted
 t0=$(date +%s.%N)
 "$T" run --dataset "$tree" --stagger 0 --report "$tmp/r1.json" -- \
 	sh -c "cat $tree/c001/* >/dev/null" ::: sh -c "cat $tree/c001/* >/dev/null" \
@@ -125,7 +134,7 @@ ksft_check "run: the two instances' misses add up to the 1000 pages read, none n
 	eval '[ "$(q "[.instances[].misses] | add")" -eq 1000 ] && [ "$(q "[.instances[] | .misses, .shared_hits | numbers] | length")" -eq 4 ]'
 "$T" tracker unload >/dev/null
 
-# 8-10: a tracker loaded with defaults, a small dataset and a job's counts in it;
+# 9-11: a tracker loaded with defaults, a small dataset and a job's counts in it;
 # too small for the tree while a tracked job runs: refused, nothing started
 "$T" tracker load >/dev/null
 "$T" tracker dataset small "$tree/c002" >/dev/null
@@ -150,7 +159,7 @@ kill "$(cat "$tmp/busy.pid")" 2>/dev/null
 wait "$sleeper" 2>/dev/null
 sleeper=
 
-# 11-13: the job ended, run grows the same tracker and keeps its state
+# 12-14: the job ended, run grows the same tracker and keeps its state
 t0=$(date +%s.%N)
 "$T" run --dataset "$tree" --stagger 0 --report "$tmp/r2.json" -- \
 	sh -c "cat $tree/c003/* >/dev/null" ::: true >/dev/null 2>"$tmp/r2.err"
@@ -165,7 +174,7 @@ ksft_check "the reload kept the state: the earlier job's 1000 misses, the small 
 ksft_check "after the reload, the run's instance missed the 1000 pages it read" \
 	test "$(q '.instances[0].misses')" = 1000
 
-# 14: calibrate on the loaded tracker (its warm run bounded to 1 s): counted by it
+# 15: calibrate on the loaded tracker (its warm run bounded to 1 s): counted by it
 t0=$(date +%s.%N)
 "$T" calibrate --dataset "$tree" --sample 4M --bw-time 1s --warm-time 1s --warm-runs 1 \
 	--no-contention -o "$tmp/cal.json" -- \
