@@ -280,7 +280,7 @@ static int grow_opts(struct tracker *t, const struct tracker_need *n,
 	if (n->probes_over && o->max_files < 2ULL * n->max_files)
 		o->max_files = 2ULL * n->max_files < TRACKER_MAX_FILES ? 2 * n->max_files :
 			       TRACKER_MAX_FILES;
-	/* a budget asked for stays what it was */
+	/* a page count asked for stays what it was */
 	if (o->max_pages < n->max_pages || n->pages_set)
 		o->max_pages = n->max_pages;
 	o->pages_set = n->pages_set;
@@ -337,9 +337,10 @@ static int register_locked(struct tracker *t, const char *name, const struct fil
 
 	err = tracker_need(t, fl, &need);
 	if (need.pages_set && need.pages > need.max_pages)
-		ctl_err("tracker: dataset %s has %llu pages, above the page budget of %u the tracker "
-			"was loaded with (--max-pages): pages beyond it count as overflow", name,
-			(unsigned long long)need.pages, need.max_pages);
+		ctl_err("tracker: with dataset %s the registered files have %llu pages, above the "
+			"%u page words the tracker was loaded with (--max-pages): pages without a "
+			"word count as overflow", name, (unsigned long long)need.pages,
+			need.max_pages);
 	if (err == -E2BIG) {
 		tracker_need_print(&need, name);
 		err = tracker_grow(t, &need, &gap);

@@ -2,7 +2,7 @@
 /*
  * Registering a dataset's files with a loaded tracker, under tracker_lock():
  * whether they fit (tracker_need(): the file table's room and probe bound,
- * the page budget), then the dataset found or made and its new files
+ * the page words), then the dataset found or made and its new files
  * published in the file table (ftable.c) with the next ids.
  */
 #include <errno.h>
@@ -95,7 +95,7 @@ static int add_new(struct ftable *ft, const struct file_list *fl, uint32_t *next
 		uint64_t dev = tracker_kdev(fl->devs[i]);
 		uint32_t had = ftable_find(ft, dev, fl->inos[i]);
 		uint64_t pages = (fl->sizes[i] + TANDEM_TRK_PAGE_SIZE - 1) / TANDEM_TRK_PAGE_SIZE;
-		/* words past the array: none (a budget asked for; they count as overflow) */
+		/* past the array's words: none (--max-pages given; overflow) */
 		uint64_t words = next_page >= max_pages ? 0 :
 				 pages < max_pages - next_page ? pages : max_pages - next_page;
 

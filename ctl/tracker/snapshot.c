@@ -191,7 +191,7 @@ int tracker_snapshot_read(struct tracker *t, struct tracker_snapshot *s)
 		return err;
 	}
 	count_procs(t, s);
-	/* kept by the BPF programs: the pages map holds extents, not pages */
+	/* kept by the BPF programs: the words of `pages` set */
 	s->pages_tracked = s->meta.pages_tracked;
 	/* every state is deleted when its pages leave the cache; 0 unless a state was lost */
 	lost = s->global.inserted - s->global.removed;

@@ -42,7 +42,7 @@ struct tracker_load_opts {
 	uint32_t max_files;		/* 0: default */
 	/*
 	 * max_pages was asked for: a later registration never grows the page
-	 * budget (pages beyond it are counted as overflow), only the file table
+	 * words (pages without one are counted as overflow), only the file table
 	 */
 	bool pages_set;
 	enum tracker_kind prefer;	/* try this kind first where offered */
@@ -117,7 +117,7 @@ uint32_t tracker_add_counts_in(const struct tracker_add_result *res);
  * the one entry every command uses: a tracker is loaded sized for the
  * dataset when none is (not with TRACKER_REG_IF_LOADED: then nothing is
  * done, *t is left closed, fit->tracked false); a loaded one whose file
- * table or page budget cannot hold the dataset is reloaded larger with every
+ * table or page words cannot hold the dataset is reloaded larger with every
  * map copied (tracker_grow(), fit->grown) when no tracked job is running,
  * and refused with -EBUSY and an error line that says what to do when one
  * is. Nothing is registered unless all of it fits. On success *t is the
