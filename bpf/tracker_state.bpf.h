@@ -14,9 +14,10 @@
  *    folio (a split needs nothing: there are no extents to carve);
  *  - meta.pages_tracked is the number of words set;
  *  - fileinfo.fresh is the number of the file's words with the fresh bit,
- *    exactly: every change of a fresh bit is an atomic operation that
- *    returns the old word (swap, fetch-and-and), and the count moves by
- *    what it changed.
+ *    exactly once the events are over: every change of a fresh bit is an
+ *    atomic operation that returns the old word (swap, fetch-and-and), and
+ *    the count moves by what it changed; up before bits are set, down
+ *    after they are cleared, so that it is never below the bits meanwhile.
  * A page with no word (past the file's npages: the file grew after it was
  * registered, or the array was full) gets no state: insert_failed, and the
  * file is no longer one job's (fileinfo.loader).
@@ -217,12 +218,17 @@ static __always_inline int on_insert(struct folio *folio)
 	ic.index = fa.index;
 	ic.word = PG_CACHED | PG_FRESH |
 		  ((__u64)(fa.order & TANDEM_TRK_PG_ORDER_MASK) << TANDEM_TRK_PG_ORDER_SHIFT) | job;
+	/*
+	 * the new pages are fresh: counted before their bits are set, so that
+	 * the count is never below the bits (read_one_loader() trusts a 0);
+	 * a stale word replaced was counted when it was set
+	 */
+	__sync_fetch_and_add(&fa.fi->fresh, n);
 	if (n == 1)
 		insert_page(&ic, fa.index);
 	else
 		bpf_loop(n, insert_step, &ic, 0);
-	/* the new pages are fresh; a stale word replaced was counted before */
-	__sync_fetch_and_add(&fa.fi->fresh, n - ic.stale_fresh);
+	__sync_fetch_and_add(&fa.fi->fresh, -(__s32)ic.stale_fresh);
 	tracked_add(n - ic.stale);
 	GLOBAL_INC(inserted, n);
 	GLOBAL_INC(removed, ic.stale);
