@@ -29,6 +29,16 @@
  * (before the memory notifier runs) and when vm.lowmem_reserve_ratio is
  * written; the notifier applies the headroom again. What was added is taken
  * back at unload.
+ *
+ * The headroom must never cost an OOM kill the kernel would not have made:
+ * an allocation bound to the CPU node (MPOL_BIND, a cpuset) cannot go to the
+ * CXL node, and without the headroom it could have used that memory. So
+ * tandem.ko is on the OOM notifier chain, which out_of_memory() calls before
+ * it picks a victim: the headroom is handed back there (every node's), the
+ * pages it held reported as freed, and the allocation is retried without
+ * it instead of killing a task. It is applied again once every CPU node has
+ * it free above the high watermark (checked every HEADROOM_REARM_MS), and
+ * headroom_yields counts the hand-backs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,6 +48,8 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
+#include <linux/oom.h>
+#include <linux/workqueue.h>
 
 #include "tandem.h"
 
@@ -50,6 +62,15 @@ static struct {
 
 static int tandem_headroom_kb = -1;
 static bool tandem_hr_ready;	/* init done, exit not begun; tandem_headroom_lock */
+static bool tandem_hr_yielded;	/* handed back to an OOM, not applied again yet */
+static unsigned int tandem_hr_yields;
+module_param_named(headroom_yields, tandem_hr_yields, uint, 0444);
+MODULE_PARM_DESC(headroom_yields,
+		 "Times the CPU nodes' headroom was handed back to an allocation that would otherwise have invoked the OOM killer (read-only)");
+
+#define HEADROOM_REARM_MS	2000
+static void tandem_headroom_rearm(struct work_struct *work);
+static DECLARE_DELAYED_WORK(tandem_hr_rearm_work, tandem_headroom_rearm);
 static int tandem_headroom_set_param(const char *val, const struct kernel_param *kp);
 static const struct kernel_param_ops tandem_headroom_ops = {
 	.set = tandem_headroom_set_param,
@@ -103,6 +124,7 @@ static void tandem_headroom_apply_locked(void)
 {
 	int cxl = READ_ONCE(tandem.cxl_node), nid;
 
+	tandem_hr_yielded = false;
 	for_each_node_state(nid, N_MEMORY) {
 		struct zone *z;
 		long add;
@@ -146,6 +168,78 @@ static int tandem_headroom_set_param(const char *val, const struct kernel_param 
 	return 0;
 }
 
+/*
+ * Re-arm after a hand-back: only when every CPU node that gets a headroom
+ * has it free above its zone's high watermark, so that applying it does not
+ * at once leave a bound allocation short again; else look again later.
+ */
+static void tandem_headroom_rearm(struct work_struct *work)
+{
+	int cxl, nid;
+	bool room = true;
+
+	mutex_lock(&tandem_headroom_lock);
+	if (!tandem_hr_ready || !tandem_hr_yielded)
+		goto out;
+	cxl = READ_ONCE(tandem.cxl_node);
+	for_each_node_state(nid, N_MEMORY) {
+		struct zone *z;
+		long add;
+
+		if (nid == cxl || !node_state(nid, N_CPU))
+			continue;
+		z = tandem_headroom_zone(nid);
+		add = tandem_headroom_pages(nid, cxl);
+		if (z && add && zone_page_state(z, NR_FREE_PAGES) < high_wmark_pages(z) + add)
+			room = false;
+	}
+	if (room)
+		tandem_headroom_apply_locked();
+	else
+		schedule_delayed_work(&tandem_hr_rearm_work, msecs_to_jiffies(HEADROOM_REARM_MS));
+out:
+	mutex_unlock(&tandem_headroom_lock);
+}
+
+/*
+ * out_of_memory(), before it picks a victim (oom_lock held): hand the
+ * headroom back, so that the failing allocation is retried with it. Called
+ * for any OOM that is not a memory cgroup's; a kernel allocation that failed
+ * is not helped (the headroom never kept memory from it), and the next OOM
+ * finds nothing to hand back and goes on.
+ */
+static int tandem_headroom_oom_cb(struct notifier_block *nb, unsigned long unused, void *parm)
+{
+	unsigned long *freed = parm;
+	long pages = 0;
+	int nid;
+
+	/* never wait here: the lock's holders do not allocate, but be sure */
+	if (!mutex_trylock(&tandem_headroom_lock))
+		return NOTIFY_OK;
+	if (tandem_hr_ready) {
+		for (nid = 0; nid < MAX_NUMNODES; nid++) {
+			if (tandem_hr[nid].zone)
+				pages += tandem_hr[nid].added;
+			tandem_headroom_undo(nid);
+		}
+	}
+	if (pages) {
+		tandem_hr_yielded = true;
+		tandem_hr_yields++;
+		*freed += pages;
+		schedule_delayed_work(&tandem_hr_rearm_work, msecs_to_jiffies(HEADROOM_REARM_MS));
+		pr_warn("headroom of %ld pages handed back to an allocation that would have invoked the OOM killer; applied again once it is free\n",
+			pages);
+	}
+	mutex_unlock(&tandem_headroom_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block tandem_headroom_oom_nb = {
+	.notifier_call = tandem_headroom_oom_cb,
+};
+
 static int tandem_headroom_mem_cb(struct notifier_block *nb, unsigned long action, void *arg)
 {
 	/* lowmem_reserve was just recomputed for the new memory layout */
@@ -164,6 +258,11 @@ int tandem_headroom_init(void)
 
 	if (err)
 		return err;
+	err = register_oom_notifier(&tandem_headroom_oom_nb);
+	if (err) {
+		unregister_memory_notifier(&tandem_headroom_nb);
+		return err;
+	}
 	mutex_lock(&tandem_headroom_lock);
 	tandem_hr_ready = true;
 	tandem_headroom_apply_locked();
@@ -176,8 +275,13 @@ void tandem_headroom_exit(void)
 	int nid;
 
 	unregister_memory_notifier(&tandem_headroom_nb);
+	unregister_oom_notifier(&tandem_headroom_oom_nb);
 	mutex_lock(&tandem_headroom_lock);
 	tandem_hr_ready = false;
+	mutex_unlock(&tandem_headroom_lock);
+	/* a re-arm queued sees tandem_hr_ready false and stops */
+	cancel_delayed_work_sync(&tandem_hr_rearm_work);
+	mutex_lock(&tandem_headroom_lock);
 	for (nid = 0; nid < MAX_NUMNODES; nid++)
 		tandem_headroom_undo(nid);
 	mutex_unlock(&tandem_headroom_lock);

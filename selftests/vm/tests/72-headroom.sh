@@ -7,14 +7,20 @@
 # node 0's free memory, leave node 0's zone at least min + headroom free (the
 # hog spills to node 1); with cpu_headroom_kb=0 a smaller hog (node 0's free
 # memory less half the headroom) already takes it below (so the check can
-# fail); unload gives the protection back. numa mode (node 1 plain memory,
-# which the kernel's own allocations may use): no headroom added. ~15 s.
+# fail); a tmpfs bound to node 0 (mpol=bind:0) written past what the
+# headroom leaves but within what the kernel alone would (node 0's free
+# memory less min, the kernel's own reserve and half the headroom) completes:
+# the headroom is handed back to it from the OOM notifier, before any OOM
+# kill (headroom_yields counts it), and applied again once the file is gone;
+# unload gives the protection back. numa mode (node 1 plain memory, which
+# the kernel's own allocations may use): no headroom added. ~20 s.
 . /lib/ksft/ksft.sh
 KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 P=/sys/module/tandem/parameters/cpu_headroom_kb
 DS=/mnt/data/headroom-ds
 HOG=/tmp/headroom-hog
-ksft_plan 8
+ksft_plan 11
+Y=/sys/module/tandem/parameters/headroom_yields
 
 # zfield NODE ZONE FIELD: "free" (pages free), min, managed, or "prot" (the
 # protection against ZONE_MOVABLE allocations: lowmem_reserve[3])
@@ -69,7 +75,8 @@ hog() {
 }
 if [ "${VM_MODE:-numa}" = cxl ]; then
 	# node 0 short of memory sends the next disk reads' page cache to node 1
-	for c in "free >= min + headroom" "the hog spilled to node 1" "cpu_headroom_kb=0 leaves less free"; do
+	for c in "free >= min + headroom" "the hog spilled to node 1" "cpu_headroom_kb=0 leaves less free" \
+		 "a bound write completes" "the headroom handed back" "applied again"; do
 		ksft_skip "$c" "node 0 is not filled in cxl mode (disk DMA into node 1 hangs the guest)"
 	done
 else
@@ -97,10 +104,48 @@ else
 		ksft_check "cpu_headroom_kb=0: protection back to $before, a smaller hog leaves free < min + headroom" \
 			test "$(zfield 0 "$zone0" prot)" -eq "$before" -a "$free0" -lt $((min + want))
 		echo -1 >$P
+		umount $HOG
+		# a bound allocation the headroom would refuse: handed back, not an OOM kill.
+		# A headroom of 64 MiB for it (the default here is 8 MiB), so that the
+		# write is 32 MiB on either side of the two limits: the kernel's own
+		# allocations meanwhile (the tmpfs's, page tables) took 3 MiB on 6.12
+		hr=16384
+		echo $((hr * 4)) >$P
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		y0=$(cat $Y) k0=$(dmesg | grep -c 'Killed process')
+		free=$(zfield 0 "$zone0" free) min=$(zfield 0 "$zone0" min)
+		# what node 0's DMA zone gives a movable allocation too (no headroom there)
+		dma=0
+		[ "$zone0" != DMA ] && dma=$(( $(zfield 0 DMA free) - $(zfield 0 DMA min) - $(zfield 0 DMA prot) ))
+		[ "$dma" -gt 0 ] || dma=0
+		mib=$(( (free - min - before - hr / 2 + dma) / 256 ))
+		ksft_diag "bound: node 0 $zone0 free $free, min $min, kernel reserve $before, headroom $hr pages, DMA $dma pages: $mib MiB bound to node 0"
+		mkdir -p $HOG
+		mount -t tmpfs -o size=1g,mpol=bind:0 none $HOG
+		dd if=/dev/zero of=$HOG/f bs=1M count="$mib" 2>/dev/null
+		rc=$?
+		got=$(( $(wc -c <$HOG/f) / 1048576 ))
+		ksft_check "a write of $mib MiB bound to node 0, within the kernel's own limit, completes (dd $rc, $got MiB)" \
+			test $rc -eq 0 -a "$got" -eq "$mib"
+		ksft_check "... the headroom handed back to it (headroom_yields $y0 -> $(cat $Y)), no task killed" \
+			eval '[ "$(cat $Y)" -gt "$y0" ] && [ "$(dmesg | grep -c "Killed process")" -eq "$k0" ]'
+		rm -f $HOG/f
+		umount $HOG
+		for _ in $(seq 50); do
+			[ "$(zfield 0 "$zone0" prot)" -eq $((before + hr)) ] && break
+			sleep 0.2
+		done
+		ksft_expect_eq "... applied again once the file is gone: protection $before + $hr" \
+			"$(zfield 0 "$zone0" prot)" "$((before + hr))"
+		echo -1 >$P
 	else
-		ksft_skip "cpu_headroom_kb=0 leaves less free" "no headroom in $VM_MODE mode"
+		for c in "cpu_headroom_kb=0 leaves less free" "a bound write completes" \
+			 "the headroom handed back" "applied again"; do
+			ksft_skip "$c" "no headroom in $VM_MODE mode"
+		done
+		umount $HOG
 	fi
-	umount $HOG
 fi
 tandemctl dataset del hr >/dev/null 2>&1
 rm -rf $DS
