@@ -66,7 +66,7 @@ static bool tandem_hr_yielded;	/* handed back to an OOM, not applied again yet *
 static unsigned int tandem_hr_yields;
 module_param_named(headroom_yields, tandem_hr_yields, uint, 0444);
 MODULE_PARM_DESC(headroom_yields,
-		 "Times the CPU nodes' headroom was handed back to an allocation that would otherwise have invoked the OOM killer (read-only)");
+		 "Times the CPU nodes' headroom was handed back to an allocation that would otherwise have invoked the OOM killer; read-only (count, default: 0)");
 
 #define HEADROOM_REARM_MS	2000
 static void tandem_headroom_rearm(struct work_struct *work);
