@@ -254,20 +254,18 @@ struct evict_ctx {
 	__u32 run;		/* its length: one counter update per run */
 	__u32 removed;
 	__u32 fresh;
-	__u32 pad;
+	__u32 unknown;		/* pages with a word but no state */
 };
 
 static __always_inline void evict_page(struct evict_ctx *ec, __u64 idx)
 {
 	__u64 *w = page_word(ec->fi, idx), old;
-	__u32 loader;
+	__u32 loader, cached;
 
-	if (!w)
-		return;
-	old = __sync_lock_test_and_set(w, 0);
-	if (!PG_IS_CACHED(old))
-		return;
-	loader = (__u32)old;
+	old = w ? __sync_lock_test_and_set(w, 0) : 0;
+	cached = PG_IS_CACHED(old);
+	/* no state: cached before tracking began, or it got none; job 0's */
+	loader = cached ? (__u32)old : 0;
 	if (loader != ec->loader) {
 		if (ec->loader != NO_LOADER)
 			evicted(ec->loader, ec->dataset, ec->run);
@@ -275,7 +273,8 @@ static __always_inline void evict_page(struct evict_ctx *ec, __u64 idx)
 		ec->run = 0;
 	}
 	ec->run++;
-	ec->removed++;
+	ec->removed += cached;
+	ec->unknown += 1 - cached;
 	ec->fresh += PG_IS_FRESH(old);
 }
 
@@ -310,9 +309,10 @@ static __always_inline int on_evict(struct folio *folio)
 	__sync_fetch_and_add(&fa.fi->fresh, -(__s32)ec.fresh);
 	tracked_add(-(__s64)ec.removed);
 	GLOBAL_INC(removed, ec.removed);
-	/* cached before tracking began, or it got no state */
-	evicted(0, fa.dataset, fa.nr - ec.removed);
-	GLOBAL_INC(evict_unknown, fa.nr - ec.removed);
+	/* pages with no word at all: job 0's too (n is known before the loop) */
+	if (n < fa.nr)
+		evicted(0, fa.dataset, fa.nr - n);
+	GLOBAL_INC(evict_unknown, fa.nr - n + ec.unknown);
 	return 0;
 }
 

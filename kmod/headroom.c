@@ -109,15 +109,26 @@ static long tandem_headroom_pages(int nid, int cxl)
 	return min(pages, cap);
 }
 
-/* undo what was added to nid, if the kernel has not recomputed it meanwhile */
-static void tandem_headroom_undo(int nid)
+/* undo what was added to nid, if the kernel has not recomputed it meanwhile; the pages added */
+static long tandem_headroom_undo(int nid)
 {
 	struct zone *z = tandem_hr[nid].zone;
+	long added = z ? tandem_hr[nid].added : 0;
 
 	if (z && READ_ONCE(z->lowmem_reserve[ZONE_MOVABLE]) == tandem_hr[nid].written)
 		WRITE_ONCE(z->lowmem_reserve[ZONE_MOVABLE], tandem_hr[nid].written - tandem_hr[nid].added);
 	tandem_hr[nid].zone = NULL;
 	tandem_hr[nid].added = 0;
+	return added;
+}
+
+/* the zone of CPU node nid that gets a headroom, and its pages (0: none) */
+static long tandem_headroom_target(int nid, int cxl, struct zone **z)
+{
+	if (nid == cxl || !node_state(nid, N_CPU))
+		return 0;
+	*z = tandem_headroom_zone(nid);
+	return *z ? tandem_headroom_pages(nid, cxl) : 0;
 }
 
 static void tandem_headroom_apply_locked(void)
@@ -130,11 +141,8 @@ static void tandem_headroom_apply_locked(void)
 		long add;
 
 		tandem_headroom_undo(nid);
-		if (nid == cxl || !node_state(nid, N_CPU))
-			continue;
-		z = tandem_headroom_zone(nid);
-		add = tandem_headroom_pages(nid, cxl);
-		if (!z || !add)
+		add = tandem_headroom_target(nid, cxl, &z);
+		if (!add)
 			continue;
 		tandem_hr[nid].zone = z;
 		tandem_hr[nid].added = add;
@@ -186,11 +194,8 @@ static void tandem_headroom_rearm(struct work_struct *work)
 		struct zone *z;
 		long add;
 
-		if (nid == cxl || !node_state(nid, N_CPU))
-			continue;
-		z = tandem_headroom_zone(nid);
-		add = tandem_headroom_pages(nid, cxl);
-		if (z && add && zone_page_state(z, NR_FREE_PAGES) < high_wmark_pages(z) + add)
+		add = tandem_headroom_target(nid, cxl, &z);
+		if (add && zone_page_state(z, NR_FREE_PAGES) < high_wmark_pages(z) + add)
 			room = false;
 	}
 	if (room)
@@ -217,13 +222,9 @@ static int tandem_headroom_oom_cb(struct notifier_block *nb, unsigned long unuse
 	/* never wait here: the lock's holders do not allocate, but be sure */
 	if (!mutex_trylock(&tandem_headroom_lock))
 		return NOTIFY_OK;
-	if (tandem_hr_ready) {
-		for (nid = 0; nid < MAX_NUMNODES; nid++) {
-			if (tandem_hr[nid].zone)
-				pages += tandem_hr[nid].added;
-			tandem_headroom_undo(nid);
-		}
-	}
+	if (tandem_hr_ready)
+		for (nid = 0; nid < MAX_NUMNODES; nid++)
+			pages += tandem_headroom_undo(nid);
 	if (pages) {
 		tandem_hr_yielded = true;
 		tandem_hr_yields++;
