@@ -26,9 +26,10 @@
 #            by another job; then the tracker's maps (`bpftool map show`,
 #            bytes_memlock: entries allocated) and its counts
 # Each read records the 1-minute load average before it. --bpf-stats turns
-# kernel.bpf_stats_enabled on during the tracked cold read of the first pair
-# and records run_cnt and run_time_ns of each tracker program (restored
-# after). Results: OUT/reads.tsv, OUT/memory.tsv, OUT/progs.tsv, and
+# kernel.bpf_stats_enabled on during the tracked cold and cached reads of the
+# first pair and records run_cnt and run_time_ns of each tracker program
+# (restored after). Results: OUT/reads.tsv, OUT/memory.tsv, OUT/progs.tsv
+# (cold), OUT/progs-cached.tsv, and
 # OUT/summary.md (medians and ranges, the ratios the issue's goals are in).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -124,6 +125,25 @@ memory() {
 	done >>"$OUT/memory.tsv"
 }
 
+# kernel.bpf_stats_enabled around one read of pair 1 (--bpf-stats): PAIR
+stats_on() {
+	[ "$STATS" = 1 ] && [ "$1" = 1 ] || return 0
+	old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -q kernel.bpf_stats_enabled=1
+}
+# restored; each tracker program's run_cnt and run_time_ns during the read to
+# OUT/FILE (per run, per file read): PAIR IDS_BEFORE FILE
+stats_off() {
+	[ "$STATS" = 1 ] && [ "$1" = 1 ] || return 0
+	sysctl -q kernel.bpf_stats_enabled="$old_stats"
+	comm -13 <(echo "$2") <(prog_ids) | while read -r id; do
+		bpftool -j prog show id "$id" | jq -r --arg f "$F" \
+			'[.name, .run_cnt // 0, .run_time_ns // 0,
+			  (if (.run_cnt // 0) > 0 then (.run_time_ns / .run_cnt | floor) else 0 end),
+			  ((.run_time_ns // 0) / ($f | tonumber) | floor)] | @tsv'
+	done >"$OUT/$3"
+}
+
 tracked() {
 	local pair=$1 l t0 before
 	l=$(load1)
@@ -134,21 +154,12 @@ tracked() {
 	printf '%s\ttracked\tregister\t%s\t%s\t%s\n' "$pair" "$(since "$t0")" "$l" \
 		"$(jq -r .files_added "$OUT/register.json")" >>"$OUT/reads.tsv"
 	drop
-	if [ "$STATS" = 1 ] && [ "$pair" = 1 ]; then
-		old=$(sysctl -n kernel.bpf_stats_enabled)
-		sysctl -q kernel.bpf_stats_enabled=1
-	fi
+	stats_on "$pair"
 	timed "$pair" tracked cold "$T" -j track --name "cold$pair" --dataset scale -- sh -c "$READ"
-	if [ "$STATS" = 1 ] && [ "$pair" = 1 ]; then
-		sysctl -q kernel.bpf_stats_enabled="$old"
-		comm -13 <(echo "$before") <(prog_ids) | while read -r id; do
-			bpftool -j prog show id "$id" | jq -r --arg f "$F" \
-				'[.name, .run_cnt // 0, .run_time_ns // 0,
-				  (if (.run_cnt // 0) > 0 then (.run_time_ns / .run_cnt | floor) else 0 end),
-				  ((.run_time_ns // 0) / ($f | tonumber) | floor)] | @tsv'
-		done >"$OUT/progs.tsv"
-	fi
+	stats_off "$pair" "$before" progs.tsv
+	stats_on "$pair"
 	timed "$pair" tracked cached "$T" -j track --name "cached$pair" --dataset scale -- sh -c "$READ"
+	stats_off "$pair" "$before" progs-cached.tsv
 	memory "$pair"
 	"$T" tracker unload >/dev/null 2>&1
 }
@@ -202,13 +213,14 @@ log "end: $(uptime)"
 	awk -F'\t' '$1 == 1 { printf "| %s | %s | %s | %s | %.1f | %.1f |\n", $2, $3, $4, $5, $6 ? $5 / $6 : 0, $7 ? $5 / $7 : 0 }' "$OUT/memory.tsv"
 	awk -F'\t' '$1 == 1 { if ($2 == "pages") pg = $5; else if ($2 == "files" || $2 == "fileinfo" || $2 == "filter") fl += $5; np = $6; nf = $7 }
 		END { printf "\npages tracked %d, files %d: **%.1f B per cached page** (pages), **%.1f B per registered file** (files + fileinfo + filter)\n", np, nf, pg / np, fl / nf }' "$OUT/memory.tsv"
-	if [ -s "$OUT/progs.tsv" ]; then
+	for f in progs:cold progs-cached:cached; do
+		[ -s "$OUT/${f%%:*}.tsv" ] || continue
 		echo
-		echo "Programs during the tracked cold read of pair 1 (kernel.bpf_stats, whole machine):"
+		echo "Programs during the tracked ${f#*:} read of pair 1 (kernel.bpf_stats, whole machine):"
 		echo
 		echo "| program | runs | ns | ns per run | ns per file |"
 		echo "|---|---|---|---|---|"
-		sort -t$'\t' -k3,3nr "$OUT/progs.tsv" | awk -F'\t' '$2 > 0 { printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }'
-	fi
+		sort -t$'\t' -k3,3nr "$OUT/${f%%:*}.tsv" | awk -F'\t' '$2 > 0 { printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }'
+	done
 } >"$OUT/summary.md"
 cat "$OUT/summary.md"

@@ -17,6 +17,12 @@
 #                                   (none: no --tandem-*; auto: the agent's model; 10: SECONDS)
 #   measure.sh online FRAC CONF     job A, then B when A is FRAC of its solo makespan in;
 #                                   CONF none | auto
+#   measure.sh calibrate-three      tandemctl calibrate of the three jobs that differ
+#                                   (bench/realjobs/jobs.sh's `three`) -> their profile
+#   measure.sh three CONF           those three jobs, one sbatch each, submitted in turn
+#                                   (the next when the last has started); each job's step
+#                                   is an srun of its command, with --tandem-dataset and
+#                                   --tandem-stagger=auto when CONF is auto (none: no plugin)
 #   measure.sh down                 remove the store
 #
 # AGENT_OPTS: more options for the agent (e.g. --no-tracker), UNIT_TAG: appended to
@@ -43,6 +49,8 @@ MNT=$BASE/mnt
 CAP=${CAP:-8M}
 DS=$MNT/train
 PROF=$BASE/profiles
+# the three jobs' profile: a directory of its own (the agent takes one profile per dataset)
+PROF3=$BASE/profiles-three
 export LOOPSTORE_STATE=$BASE/ls-state
 export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-sl16}
 JOBARGS="--arch shufflenet_v2_x0_5 --size 32 --batch-size 64 --workers 2 --epochs 2"
@@ -78,7 +86,7 @@ rig_up() {	# WITH_PLUGIN (0|1)
 	echo $BASHPID >/sys/fs/cgroup/blkio/cgroup.procs
 	if [ "$1" = 1 ]; then
 		"$AGENT" --socket "$run_dir/agent.sock" --log "$run_dir/agent.log" \
-			--profile-dir "$PROF" --no-module ${AGENT_OPTS:-} 2>"$run_dir/agent.err" &
+			--profile-dir "${UNIT_PROF:-$PROF}" --no-module ${AGENT_OPTS:-} 2>"$run_dir/agent.err" &
 		agent_pid=$!
 		for _ in $(seq 100); do
 			grep -q "ev=node " "$run_dir/agent.log" 2>/dev/null && break
@@ -119,6 +127,18 @@ collect() {
 		jq -c --argjson c "$cpu" --arg o "${AGENT_OPTS:-}" '. + {agent_cpu_s: $c, agent_opts: $o}'
 }
 cold() { "$LS" drop "$NAME"; }
+
+# The three jobs that differ in speed (bench/realjobs/jobs.sh's `three`): the step's
+# command is the calibrated one, word for word, which is how the agent finds the task's
+# instance in the profile. The script is a copy every unit can read ($BASE).
+TR3="$PY $BASE/train.py $DS --size 32 --workers 2 --epochs 2"
+three_cmd() {
+	case $1 in
+	0) echo "$TR3 --arch mobilenet_v3_small --batch-size 32 --seed 1" ;;
+	1) echo "$TR3 --arch shufflenet_v2_x0_5 --batch-size 64 --seed 2" ;;
+	2) echo "$TR3 --arch shufflenet_v2_x0_5 --batch-size 32 --seed 3" ;;
+	esac
+}
 
 case ${1:-} in
 setup)
@@ -191,6 +211,44 @@ online)
 	wait_gone
 	sleep 1.5
 	record "online-$frac-$conf" "$(collect | jq -c --argjson solo "$solo" --argjson f "$frac" '. + {solo_s: $solo, frac: $f}')"
+	rig_down
+	;;
+calibrate-three)
+	install -m 755 "$EX/train.py" "$BASE/train.py"
+	mkdir -p "$PROF3"
+	cold
+	insts=() cmds=()
+	for i in 0 1 2; do
+		insts+=(--instance "name=j$i,order=indep,epochs=2,seed=$((i + 1))")
+		[ "$i" = 0 ] || cmds+=(:::)
+		# shellcheck disable=SC2207
+		cmds+=($(three_cmd "$i"))
+	done
+	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$DS" --sample 0 --warm-time 20s --warm-runs 3 \
+		"${insts[@]}" -o "$PROF3/three.json" -- "${cmds[@]}" >"$BASE/calibrate-three.out" 2>&1 ||
+		{ tail -n 20 "$BASE/calibrate-three.out"; exit 1; }
+	cold
+	record calibrate-three "$(jq -c '{bw: .storage.bandwidth_bps, eta: .storage.eta,
+		rates: [.instances[].rate_bps], bytes: .dataset.bytes, path: .dataset.path}' "$PROF3/three.json")"
+	# what the model says for them, released together or on its best vector
+	"$T" model --profile "$PROF3/three.json" | tail -n 3
+	;;
+three)
+	conf=${2:?three none|auto}
+	[ -f "$PROF3/three.json" ] || { echo "measure.sh: run calibrate-three first" >&2; exit 1; }
+	UNIT_PROF=$PROF3 rig_up "$([ "$conf" = none ] && echo 0 || echo 1)"
+	cold
+	opts=()
+	[ "$conf" = none ] || opts=(--tandem-dataset="$DS" --tandem-stagger=auto)
+	for i in 0 1 2; do
+		runuser -u "$RIG_USER" -- env HOME=/tmp sbatch --parsable -D "$run_dir/out" \
+			-o "$run_dir/out/j$i.out" --wrap "echo start \$(date +%s.%N); srun ${opts[*]} $(three_cmd "$i"); echo end \$(date +%s.%N)" >/dev/null
+		# the next job once this one's batch script runs: the agent sees them in order
+		for _ in $(seq 600); do grep -q '^start' "$run_dir/out/j$i.out" 2>/dev/null && break; sleep 0.05; done
+	done
+	wait_gone
+	sleep 1.5
+	record "three-$conf${UNIT_TAG:-}" "$(collect)"
 	rig_down
 	;;
 down)

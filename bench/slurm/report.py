@@ -52,10 +52,10 @@ def main():
     out = []
     for u in sorted(units):
         rs = units[u]
-        if u == "calibrate":
+        if u.startswith("calibrate"):
             continue
         base = None
-        if u.startswith("array-") or u.startswith("online-"):
+        if u.startswith(("array-", "online-", "three-")):
             b = u.rsplit("-", 1)[0] + "-none"
             if b in units and b != u:
                 base = med_range([r.get("makespan_s") for r in units[b]])[0]

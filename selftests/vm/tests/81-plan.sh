@@ -8,8 +8,10 @@
 # release times: simultaneous start twice, --stagger auto twice, each from
 # a cold cache. Fails when a run's predicted makespan is more than 10 % off
 # the measured one, or when auto measures more than the run-to-run spread
-# (the larger range of the two repeated schedules) above simultaneous
-# start. The model's inputs come from one calibrate (one 4 s warm run each,
+# (the larger range of the two repeated schedules, at least 2 % of the
+# makespan: two repeats can agree to 10 ms by chance, and a run with auto
+# measured 1 % longer than simultaneous start with the same release vector,
+# 0,0,0) above simultaneous start. The model's inputs come from one calibrate (one 4 s warm run each,
 # after run 1). Kept short for make check (146 s before, issue 34's test):
 # 32 files of 2 MiB (64 before), no tracker, one learning run (two
 # before), four measured runs (five before).
@@ -101,8 +103,9 @@ m() { $JQ .measured_makespan_s "$DIR/r$1.json"; }
 v=$(awk -v s1="$(m 2)" -v s2="$(m 4)" -v a1="$(m 3)" -v a2="$(m 5)" 'BEGIN {
 	rs = s1 - s2; if (rs < 0) rs = -rs; ra = a1 - a2; if (ra < 0) ra = -ra;
 	sp = rs > ra ? rs : ra; sim = (s1 + s2) / 2; au = (a1 + a2) / 2;
+	if (sp < 0.02 * sim) sp = 0.02 * sim;
 	printf "%.3f %.3f %.3f %+.1f", sim, au, sp, (au / sim - 1) * 100 }')
-ksft_diag "simultaneous $(echo $v | cut -d' ' -f1) s, auto $(echo $v | cut -d' ' -f2) s (auto against simultaneous $(echo $v | cut -d' ' -f4) %), run-to-run spread $(echo $v | cut -d' ' -f3) s"
+ksft_diag "simultaneous $(echo $v | cut -d' ' -f1) s, auto $(echo $v | cut -d' ' -f2) s (auto against simultaneous $(echo $v | cut -d' ' -f4) %), run-to-run spread (at least 2 %) $(echo $v | cut -d' ' -f3) s"
 ksft_check "auto is not slower than simultaneous start beyond the run-to-run spread" \
 	awk -v v="$v" 'BEGIN { split(v, x, " "); exit !(x[2] <= x[1] + x[3]) }'
 cleanup
