@@ -101,7 +101,11 @@ struct {
  * last dataset file is kept too (mapping, ino: file_id, dataset), so that
  * its next read of the same file needs no lookup in files.
  */
-#define MERGE_PAGES	1024	/* 4 MiB: what a stats may not see yet, per thread */
+/*
+ * 4 MiB: what a stats may not see yet, per thread, in its pending range and
+ * again in its summed hits of whole files (pending.hit_n)
+ */
+#define MERGE_PAGES	1024
 
 #define TRK_VMA_CACHE	4
 
@@ -121,7 +125,18 @@ struct pending {
 	 * `tasks` already (another thread saw signal->live reach 0 first)
 	 */
 	__u32 job;
-	__u32 pad;
+	__u32 hit_job;
+	/*
+	 * Shared or own hits of whole files (read_one_loader()) not yet added
+	 * to counts and matrix: hit_n pages of hit_job that hit_loader loaded
+	 * (its job + 1) in hit_dataset, summed over the thread's reads until
+	 * one of the three changes or MERGE_PAGES, so that a reader of small
+	 * files looks the counters up once a batch of files, not per file
+	 * (hits_flush()).
+	 */
+	__u64 hit_n;
+	__u32 hit_loader;
+	__u32 hit_dataset;
 	/* a page fault on a page that was not cached yet (mmap, 6.18) */
 	__u32 fault_valid;
 	__u64 fault_index;
@@ -170,6 +185,15 @@ struct {
 		if (g)							\
 			__sync_fetch_and_add(&g->field, (n));		\
 	} while (0)
+
+/* global.faults_pending now; 1 (look) when the map cannot tell */
+static __always_inline __u64 faults_pending(void)
+{
+	__u32 zero = 0;
+	struct tandem_trk_global *g = bpf_map_lookup_elem(&global, &zero);
+
+	return g ? *(volatile __u64 *)&g->faults_pending : 1;
+}
 
 static __always_inline __u32 current_job(void)
 {
@@ -251,17 +275,34 @@ static __always_inline void pending_begin(struct pending *p, __u32 job)
 	p->job = job;
 }
 
+/* the thread's summed hits of whole files to counts and matrix (see pending) */
+static __always_inline void hits_flush(struct pending *p)
+{
+	struct tandem_trk_counts *c;
+	__u64 n = p->hit_n;
+
+	if (!n)
+		return;
+	p->hit_n = 0;
+	if (p->hit_loader != p->hit_job + 1)
+		matrix_add(p->hit_job, p->hit_loader - 1, p->hit_dataset, n);
+	c = counts_of(p->hit_job, p->hit_dataset);
+	if (c)
+		__sync_fetch_and_add(p->hit_loader == p->hit_job + 1 ? &c->own_hit :
+				     &c->shared_hit, n);
+}
+
 /*
  * A read of a file one other job loaded entirely (fileinfo.loader), with no
  * eviction of the file since the range began: every page of it is a shared
  * hit of that job, so it is counted without the walk. The result is the
  * walk's: the walk would find the loader's state at every page. Otherwise
- * (false), the walk counts it.
+ * (false), the walk counts it. The hits are summed in the thread's pending
+ * (hits_flush() at its exit, or when the reader, loader or dataset changes).
  */
 static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 {
 	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
-	struct tandem_trk_counts *c;
 	__u32 loader;
 	__u64 n;
 
@@ -276,11 +317,15 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 	/* the loader's own pages: own hits once none of the file is fresh */
 	if (loader == job + 1 && fi->fresh)
 		return false;
-	if (loader != job + 1)
-		matrix_add(job, loader - 1, p->dataset, n);
-	c = counts_of(job, p->dataset);
-	if (c)
-		__sync_fetch_and_add(loader == job + 1 ? &c->own_hit : &c->shared_hit, n);
+	if (p->hit_n && (p->hit_job != job || p->hit_loader != loader ||
+			 p->hit_dataset != p->dataset))
+		hits_flush(p);
+	p->hit_job = job;
+	p->hit_loader = loader;
+	p->hit_dataset = p->dataset;
+	p->hit_n += n;
+	if (p->hit_n >= MERGE_PAGES)
+		hits_flush(p);
 	return true;
 }
 
@@ -634,9 +679,12 @@ static __always_inline void fault_flush(struct pending *p, __u32 job)
 	struct tandem_trk_file f = { .file_id = p->fault_file_id,
 				     .dataset = p->fault_dataset };
 
-	if (p->fault_valid && job)
+	if (!p->fault_valid)
+		return;
+	if (job)
 		map_folios(job, &f, p->fault_index, p->fault_index, p->fault_eof);
 	p->fault_valid = 0;
+	GLOBAL_INC(faults_pending, -1);
 }
 
 /*
@@ -727,6 +775,8 @@ static __always_inline void fault_at(struct task_struct *task, __u32 job,
 	p->fault_index = index;
 	p->fault_eof = eof;
 	p->job = job;
+	if (!p->fault_valid)
+		GLOBAL_INC(faults_pending, 1);
 	p->fault_valid = 1;
 }
 
@@ -767,6 +817,9 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 	bool seq_ok;
 
 	if (error_code & (TRK_PF_PROT | TRK_PF_WRITE | TRK_PF_INSTR)) {
+		/* no thread has one: nothing to look up (cat: a fault a file) */
+		if (!faults_pending())
+			return 0;
 		p = bpf_task_storage_get(&pending, task, NULL, 0);
 		if (p && p->fault_valid) {
 			job = current_job();
@@ -955,8 +1008,10 @@ int BPF_PROG(trk_tp_exit, struct task_struct *task)
 	job = current_job();
 	p = bpf_task_storage_get(&pending, cur, NULL, 0);
 	/* the process may be out of `tasks` already (see pending) */
-	if (p)
+	if (p) {
 		pending_flush(p, job ?: p->job);
+		hits_flush(p);
+	}
 	if (!job)
 		return 0;
 	live = BPF_CORE_READ(task, signal, live.counter);

@@ -20,7 +20,7 @@
 #define TANDEM_TRK_PAGE_SIZE	4096ULL
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	7	/* 7: pages a word per page; 6: files an open-addressed array */
+#define TANDEM_TRK_VERSION	8	/* 8: read hits summed per thread; 7: pages a word per page */
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -228,6 +228,12 @@ struct tandem_trk_global {
 	__u64 index_too_big;	/* page index does not fit 32 bits */
 	__u64 pending_alloc_failed;
 	__u64 fault_vma_cached;	/* user faults in a VMA the thread had looked up (layout 3) */
+	/*
+	 * threads with a fault pending now (layout 8): a gauge, not a count;
+	 * while it is 0 a fault that cannot be one of a dataset page looks
+	 * nothing up
+	 */
+	__u64 faults_pending;
 };
 
 /* meta: one slot, written by the loader, for `tracker status` */
