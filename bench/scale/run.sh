@@ -112,7 +112,7 @@ timed() {
 	log "pair $pair $var $phase: $s s (load $l)"
 }
 
-prog_ids() { bpftool -j prog show | jq -r '.[] | select(.name | startswith("trk_")) | .id' | sort -n; }
+prog_ids() { bpftool -j prog show | jq -r '.[] | select(.name | startswith("trk_")) | .id' | sort; }
 
 memory() {
 	local pair=$1 st name
@@ -125,23 +125,32 @@ memory() {
 	done >>"$OUT/memory.tsv"
 }
 
-# kernel.bpf_stats_enabled around one read of pair 1 (--bpf-stats): PAIR
+# each tracker program's name, run_cnt and run_time_ns since its load: IDS
+prog_stats() {
+	echo "$1" | while read -r id; do
+		[ -n "$id" ] && bpftool -j prog show id "$id" |
+			jq -r '[.name, .run_cnt // 0, .run_time_ns // 0] | @tsv'
+	done
+}
+# kernel.bpf_stats_enabled around one read of pair 1 (--bpf-stats), and the
+# programs' counts before it: PAIR IDS_BEFORE
 stats_on() {
 	[ "$STATS" = 1 ] && [ "$1" = 1 ] || return 0
 	old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+	prog_stats "$(comm -13 <(echo "$2") <(prog_ids))" >"$OUT/.stats-before"
 	sysctl -q kernel.bpf_stats_enabled=1
 }
-# restored; each tracker program's run_cnt and run_time_ns during the read to
-# OUT/FILE (per run, per file read): PAIR IDS_BEFORE FILE
+# restored; each tracker program's run_cnt and run_time_ns during the read
+# (the counts since the load less those before it) to OUT/FILE, per run and
+# per file read: PAIR IDS_BEFORE FILE
 stats_off() {
 	[ "$STATS" = 1 ] && [ "$1" = 1 ] || return 0
 	sysctl -q kernel.bpf_stats_enabled="$old_stats"
-	comm -13 <(echo "$2") <(prog_ids) | while read -r id; do
-		bpftool -j prog show id "$id" | jq -r --arg f "$F" \
-			'[.name, .run_cnt // 0, .run_time_ns // 0,
-			  (if (.run_cnt // 0) > 0 then (.run_time_ns / .run_cnt | floor) else 0 end),
-			  ((.run_time_ns // 0) / ($f | tonumber) | floor)] | @tsv'
-	done >"$OUT/$3"
+	prog_stats "$(comm -13 <(echo "$2") <(prog_ids))" |
+		awk -F'\t' -v OFS='\t' -v f="$F" 'NR == FNR { c[$1] = $2; t[$1] = $3; next }
+			{ n = $2 - c[$1]; ns = $3 - t[$1]
+			  print $1, n, ns, (n > 0 ? int(ns / n) : 0), int(ns / f) }' "$OUT/.stats-before" - >"$OUT/$3"
+	rm -f "$OUT/.stats-before"
 }
 
 tracked() {
@@ -154,10 +163,10 @@ tracked() {
 	printf '%s\ttracked\tregister\t%s\t%s\t%s\n' "$pair" "$(since "$t0")" "$l" \
 		"$(jq -r .files_added "$OUT/register.json")" >>"$OUT/reads.tsv"
 	drop
-	stats_on "$pair"
+	stats_on "$pair" "$before"
 	timed "$pair" tracked cold "$T" -j track --name "cold$pair" --dataset scale -- sh -c "$READ"
 	stats_off "$pair" "$before" progs.tsv
-	stats_on "$pair"
+	stats_on "$pair" "$before"
 	timed "$pair" tracked cached "$T" -j track --name "cached$pair" --dataset scale -- sh -c "$READ"
 	stats_off "$pair" "$before" progs-cached.tsv
 	memory "$pair"
