@@ -133,20 +133,20 @@ prog_stats() {
 	done
 }
 # kernel.bpf_stats_enabled around one read of pair 1 (--bpf-stats), and the
-# programs' counts before it: PAIR IDS_BEFORE
+# programs' counts before it: PAIR IDS (the tracker's programs)
 stats_on() {
 	[ "$STATS" = 1 ] && [ "$1" = 1 ] || return 0
 	old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-	prog_stats "$(comm -13 <(echo "$2") <(prog_ids))" >"$OUT/.stats-before"
+	prog_stats "$2" >"$OUT/.stats-before"
 	sysctl -q kernel.bpf_stats_enabled=1
 }
 # restored; each tracker program's run_cnt and run_time_ns during the read
 # (the counts since the load less those before it) to OUT/FILE, per run and
-# per file read: PAIR IDS_BEFORE FILE
+# per file read: PAIR IDS FILE
 stats_off() {
 	[ "$STATS" = 1 ] && [ "$1" = 1 ] || return 0
 	sysctl -q kernel.bpf_stats_enabled="$old_stats"
-	prog_stats "$(comm -13 <(echo "$2") <(prog_ids))" |
+	prog_stats "$2" |
 		awk -F'\t' -v OFS='\t' -v f="$F" 'NR == FNR { c[$1] = $2; t[$1] = $3; next }
 			{ n = $2 - c[$1]; ns = $3 - t[$1]
 			  print $1, n, ns, (n > 0 ? int(ns / n) : 0), int(ns / f) }' "$OUT/.stats-before" - >"$OUT/$3"
@@ -154,7 +154,7 @@ stats_off() {
 }
 
 tracked() {
-	local pair=$1 l t0 before
+	local pair=$1 l t0 before ids
 	l=$(load1)
 	t0=$(now)
 	before=$(prog_ids)
@@ -162,13 +162,15 @@ tracked() {
 		{ log "tracker dataset failed"; exit 1; }
 	printf '%s\ttracked\tregister\t%s\t%s\t%s\n' "$pair" "$(since "$t0")" "$l" \
 		"$(jq -r .files_added "$OUT/register.json")" >>"$OUT/reads.tsv"
+	# the programs the load added
+	ids=$(comm -13 <(echo "$before") <(prog_ids))
 	drop
-	stats_on "$pair" "$before"
+	stats_on "$pair" "$ids"
 	timed "$pair" tracked cold "$T" -j track --name "cold$pair" --dataset scale -- sh -c "$READ"
-	stats_off "$pair" "$before" progs.tsv
-	stats_on "$pair" "$before"
+	stats_off "$pair" "$ids" progs.tsv
+	stats_on "$pair" "$ids"
 	timed "$pair" tracked cached "$T" -j track --name "cached$pair" --dataset scale -- sh -c "$READ"
-	stats_off "$pair" "$before" progs-cached.tsv
+	stats_off "$pair" "$ids" progs-cached.tsv
 	memory "$pair"
 	"$T" tracker unload >/dev/null 2>&1
 }

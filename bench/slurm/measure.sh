@@ -128,15 +128,18 @@ collect() {
 }
 cold() { "$LS" drop "$NAME"; }
 
-# The three jobs that differ in speed (bench/realjobs/jobs.sh's `three`): the step's
-# command is the calibrated one, word for word, which is how the agent finds the task's
-# instance in the profile. The script is a copy every unit can read ($BASE).
+# The three jobs that differ in speed: bench/realjobs/jobs.sh's `three` (its arguments
+# and instance specs). The step's command is the calibrated one, word for word, which is
+# how the agent finds the task's instance in the profile. The script is a copy every
+# unit can read ($BASE).
+# shellcheck source=bench/realjobs/jobs.sh
+. "$top/bench/realjobs/jobs.sh"
 TR3="$PY $BASE/train.py $DS --size 32 --workers 2 --epochs 2"
 three_cmd() {
 	case $1 in
-	0) echo "$TR3 --arch mobilenet_v3_small --batch-size 32 --seed 1" ;;
-	1) echo "$TR3 --arch shufflenet_v2_x0_5 --batch-size 64 --seed 2" ;;
-	2) echo "$TR3 --arch shufflenet_v2_x0_5 --batch-size 32 --seed 3" ;;
+	0) echo "$TR3 $SLOW --seed 1" ;;
+	1) echo "$TR3 $FAST --seed 2" ;;
+	2) echo "$TR3 $FAST32 --seed 3" ;;
 	esac
 }
 
@@ -217,15 +220,15 @@ calibrate-three)
 	install -m 755 "$EX/train.py" "$BASE/train.py"
 	mkdir -p "$PROF3"
 	cold
-	insts=() cmds=()
+	cmds=()
 	for i in 0 1 2; do
-		insts+=(--instance "name=j$i,order=indep,epochs=2,seed=$((i + 1))")
 		[ "$i" = 0 ] || cmds+=(:::)
 		# shellcheck disable=SC2207
 		cmds+=($(three_cmd "$i"))
 	done
+	# shellcheck disable=SC2046
 	"$LS" exec "$NAME" -- "$T" calibrate --dataset "$DS" --sample 0 --warm-time 20s --warm-runs 3 \
-		"${insts[@]}" -o "$PROF3/three.json" -- "${cmds[@]}" >"$BASE/calibrate-three.out" 2>&1 ||
+		$(insts_of three) -o "$PROF3/three.json" -- "${cmds[@]}" >"$BASE/calibrate-three.out" 2>&1 ||
 		{ tail -n 20 "$BASE/calibrate-three.out"; exit 1; }
 	cold
 	record calibrate-three "$(jq -c '{bw: .storage.bandwidth_bps, eta: .storage.eta,
