@@ -106,6 +106,12 @@ struct {
  * again in its summed hits of whole files (pending.hit_n)
  */
 #define MERGE_PAGES	1024
+/*
+ * a thread's summed hits are added at its next hit of a file this long after
+ * the sum began: a job's counts lag its reads by about this much, not by up
+ * to MERGE_PAGES (calibrate's warm run reads them while the job runs)
+ */
+#define HIT_NS		1000000ULL
 
 #define TRK_VMA_CACHE	4
 
@@ -135,6 +141,7 @@ struct pending {
 	 * (hits_flush()).
 	 */
 	__u64 hit_n;
+	__u64 hit_t0;		/* when the sum began (ns): flushed HIT_NS after */
 	__u32 hit_loader;
 	__u32 hit_dataset;
 	/* a page fault on a page that was not cached yet (mmap, 6.18) */
@@ -304,7 +311,7 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 {
 	struct tandem_trk_fileinfo *fi = bpf_map_lookup_elem(&fileinfo, &p->file_id);
 	__u32 loader;
-	__u64 n;
+	__u64 n, now;
 
 	if (!fi || p->last < p->first || p->last >> 32)
 		return false;
@@ -320,11 +327,14 @@ static __always_inline bool read_one_loader(struct pending *p, __u32 job)
 	if (p->hit_n && (p->hit_job != job || p->hit_loader != loader ||
 			 p->hit_dataset != p->dataset))
 		hits_flush(p);
+	now = bpf_ktime_get_ns();
+	if (!p->hit_n)
+		p->hit_t0 = now;
 	p->hit_job = job;
 	p->hit_loader = loader;
 	p->hit_dataset = p->dataset;
 	p->hit_n += n;
-	if (p->hit_n >= MERGE_PAGES)
+	if (p->hit_n >= MERGE_PAGES || now - p->hit_t0 >= HIT_NS)
 		hits_flush(p);
 	return true;
 }
