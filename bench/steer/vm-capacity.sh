@@ -31,6 +31,15 @@
 #   params.sh may set TOUCH_PCT and STEP_MS (the model writes TOUCH_PCT% of
 #   its memory every STEP_MS ms, steerbench hog --touch) and DECODE (CPU
 #   each job burns per sample, loadgen --decode)
+#   CKPT=node0|cxl (bench/tiering/capacity-kmem.sh's ckpt-* configurations,
+#   issue 36): job A also writes a checkpoint of CKSIZE every CKEVERY steps
+#   (loadgen --checkpoint-dir: two CKSIZE buffers of its own, the file written
+#   in 4 MiB writes and renamed) into a scratch space (tandemctl scratch:
+#   a tmpfs bound to that node, CKSCR in size, drained to /mnt/data/ckpt on
+#   the disk at CKRATE, a drained file evicted): node0 is a DRAM tmpfs, cxl
+#   the scratch tier on the CPU-less node (scratch create's default node). After the jobs the drain is waited
+#   for ("C ckpt ...": files drained, seconds after the jobs' end), before
+#   the model grows; the scratch is deleted at the end.
 #   5. GROW_AT=N: when job A starts epoch N (0-based), the model takes GROW_MIB
 #      more, bound to node GROW_BIND (-1: default policy); GROW_AT=end: after
 #      the jobs. Where that memory lands is reported by the model itself.
@@ -94,9 +103,13 @@ jobs_report() { # the two jobs' statuses and JSON, then their stderr
 }
 pre=
 [ "$CONFIG" = place ] && pre="$SB prefer 1 --"
+ckargs=	# job A's checkpoint options (CKPT)
 job() { # NAME SEED [EPOCHS]: one training job in the background
+	x=
+	[ "$1" = A ] && x=$ckargs
+	# shellcheck disable=SC2086 # $x: options, split
 	$pre tandemctl -j loadgen "$D" --epochs "${3:-$EPOCHS}" --order shuffle --seed "$2" \
-		--compute "$COMPUTE" ${DECODE:+--decode "$DECODE"} --timeline "/tmp/$1.csv" >"/tmp/$1.json" 2>"/tmp/$1.err" &
+		--compute "$COMPUTE" ${DECODE:+--decode "$DECODE"} $x --timeline "/tmp/$1.csv" >"/tmp/$1.json" 2>"/tmp/$1.err" &
 }
 if [ "$CONFIG" = limits ]; then
 	s0=$(sectors)
@@ -166,6 +179,20 @@ if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = jobs ]; then
 	tandemctl loadgen order "$D" --seed 1,2 --epoch 0 >/tmp/order || exit 1
 	pforder="--order /tmp/order"
 fi
+if [ -n "${CKPT:-}" ]; then
+	export TANDEM_SCRATCH_DIR=/run/tandem-bench-scratch
+	rm -rf /mnt/data/ckpt
+	mkdir -p /mnt/data/ckpt
+	sync
+	ckn=	# cxl: scratch create's default, the CPU-less node
+	[ "$CKPT" = node0 ] && ckn="--node 0"
+	# shellcheck disable=SC2086 # --node 0 or nothing
+	tandemctl scratch create ck --size "$CKSCR" --drain-to /mnt/data/ckpt --rate "$CKRATE" \
+		--evict-drained $ckn >/dev/null 2>/tmp/scr.err || { cat /tmp/scr.err; exit 1; }
+	sed 's/^/# /' /tmp/scr.err	# its warning, if the node lacks the memory
+	ckargs="--checkpoint-dir $TANDEM_SCRATCH_DIR/ck/mnt --checkpoint-size $CKSIZE --checkpoint-every $CKEVERY"
+	echo "# checkpoints: job A, $CKSIZE every $CKEVERY steps, to a scratch of $CKSCR on $CKPT ($(tandemctl -j scratch show ck | /usr/bin/jq -r '"node \(.node)"')), drained at $CKRATE"
+fi
 s0=$(sectors)
 t0=$(cut -d' ' -f1 /proc/uptime)
 # options before DATASET: `prefetch DATASET --rate R` is refused (see Documentation/results/steering.md, "Problems found")
@@ -214,6 +241,16 @@ if [ "${PREFETCH_ORDER:-}" = learned ]; then
 	cat /tmp/run.err
 	echo "C learned_run $(/usr/bin/jq -c '{module: .module, read_order: .read_order, makespan_s: .measured_makespan_s}' /tmp/run.json)"
 fi
+if [ -n "${CKPT:-}" ]; then
+	# the drain: every checkpoint durable on the disk (at most 300 s)
+	n=0
+	while [ "$(tandemctl -j scratch show ck | /usr/bin/jq -r .pending_files)" != 0 ] && [ $n -lt 3000 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	echo "C ckpt drained=$(find /mnt/data/ckpt -type f -name 'ckpt-*' | wc -l) after_s=$(since "$t1") $(tandemctl -j scratch show ck | /usr/bin/jq -r '"pending_files=\(.pending_files)"')"
+	snap drained
+fi
 if [ "$GROW_AT" = end ]; then
 	kill -USR1 $hog
 fi
@@ -226,4 +263,8 @@ snap final
 kill $hog
 wait $hog
 at "the model ended"
+if [ -n "${CKPT:-}" ]; then
+	tandemctl scratch del ck >/dev/null || tandemctl scratch del ck --force >/dev/null
+	rm -rf /mnt/data/ckpt
+fi
 sed -n '2,$p' /tmp/hog.out

@@ -20,18 +20,28 @@
 #   place     as steer, the jobs run with MPOL_PREFERRED node 1: their reads
 #             allocate the dataset's pages on node 1, no copy (the jobs here
 #             only read; a real job's own memory would follow the policy)
+#   ckpt-off  as off, and job A writes a checkpoint of --ckpt every
+#             --ckpt-every steps to a DRAM tmpfs (a scratch bound to node 0,
+#             --ckpt-scratch in size, drained to the disk at --ckpt-rate and
+#             evicted once drained): what a user without Tandem does (issue 36)
+#   ckpt-dram as steer, the checkpoints to that DRAM tmpfs (issue 36's (b))
+#   ckpt-cxl  as steer, the checkpoints to Tandem's scratch tier on the
+#             CPU-less node, the same size, drain and rate (issue 36's (c))
 #
 #   bench/tiering/capacity-kmem.sh [--configs LIST] [--reps N] [--variant static|grow]
 #       [--out DIR] [--touch PCT] [--step-ms MS] [--decode DUR] [--prefetch-rate MIB]
 #       [--wait-idle] [--one-boot] [--node0-mb --node1-mb --bps --files --size-mib
-#       --model-mib --grow-mib --epochs --compute]
+#       --model-mib --grow-mib --epochs --compute] [--ckpt SIZE --ckpt-every K
+#       --ckpt-scratch SIZE --ckpt-rate R] [--kernel KVER]
 #
 # Defaults: --configs limits,off,tiering,steer,prefetch --reps 3 --variant
 # static; the model (steerbench hog) writes --touch 5 % of its memory every
 # --step-ms 100 ms, and each job burns --decode 4ms of CPU per 1 MiB sample
 # besides its --compute 10ms (a sleep). The variants are bench/steer's: static
 # (520 MiB model, 128 MiB more after the jobs) and grow (400 MiB, 160 MiB
-# more bound to node 0 when job A starts epoch 1).
+# more bound to node 0 when job A starts epoch 1). Checkpoints (ckpt-*):
+# --ckpt 48M every --ckpt-every 320 steps (6 in job A's 1920), a scratch of
+# --ckpt-scratch 160M (3 of them), drained at --ckpt-rate 25M (half the disk).
 #
 # Repetitions are interleaved: every configuration once, then again. One VM
 # boot per run, running bench/steer/vm-capacity.sh under vm-tiering.sh, which
@@ -57,6 +67,7 @@ args="$*"
 configs=limits,off,tiering,steer,prefetch node0=768 node1=1024 bps=52428800
 nfiles=640 mib=1 model='' grow='' epochs=3 compute=10ms out='' wait_idle=0 one_boot=0
 reps=3 variant=static touch=5 step_ms=100 decode=4ms prate=20
+ck=48M ck_every=320 ck_scr=160M ck_rate=25M kver=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--configs) configs=$2; shift ;;
@@ -78,6 +89,11 @@ while [ $# -gt 0 ]; do
 	--step-ms) step_ms=$2; shift ;;
 	--decode) decode=$2; shift ;;
 	--prefetch-rate) prate=$2; shift ;;
+	--ckpt) ck=$2; shift ;;
+	--ckpt-every) ck_every=$2; shift ;;
+	--ckpt-scratch) ck_scr=$2; shift ;;
+	--ckpt-rate) ck_rate=$2; shift ;;
+	--kernel) kver=$2; shift ;;	# run-vm.sh's: another kernel than Debian 12's own
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "capacity-kmem.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -98,11 +114,15 @@ scenario() { # CONFIG: vm-capacity.sh's CONFIG and vm-tiering.sh's KNOBS for it
 	limits|off|steer|prefetch|place) echo "$1 default" ;;
 	tiering) echo "off tiering" ;;
 	prefetch-paced|prefetch-order|learned) echo "prefetch default" ;;
-	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|prefetch-order|learned|place, not $1" >&2; return 2 ;;
+	ckpt-off) echo "off default" ;;
+	ckpt-dram|ckpt-cxl) echo "steer default" ;;
+	*) echo "capacity-kmem.sh: config limits|off|tiering|steer|prefetch|prefetch-paced|prefetch-order|learned|place|ckpt-off|ckpt-dram|ckpt-cxl, not $1" >&2; return 2 ;;
 	esac
 }
+ck_disk=0	# MiB more on the disk for the drained checkpoints
 for c in ${configs//,/ }; do
 	scenario "$c" >/dev/null || exit 2
+	case $c in ckpt-*) ck_disk=512 ;; esac
 done
 out=${out:-$top/$B/bench/tiering-kmem-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
@@ -136,6 +156,13 @@ EOP
 	[ "$1" = prefetch-paced ] && echo "PREFETCH_RATE=$prate"
 	[ "$1" = prefetch-order ] && echo "PREFETCH_ORDER=jobs"
 	[ "$1" = learned ] && echo "PREFETCH_ORDER=learned"
+	case $1 in
+	ckpt-off|ckpt-dram) echo "CKPT=node0" ;;
+	ckpt-cxl) echo "CKPT=cxl" ;;
+	esac
+	case $1 in
+	ckpt-*) printf 'CKSIZE=%s\nCKEVERY=%s\nCKSCR=%s\nCKRATE=%s\n' "$ck" "$ck_every" "$ck_scr" "$ck_rate" ;;
+	esac
 	return 0
 }
 boot() { # NAME NCONFIGS: one VM boot of OUT/NAME/files (logs in OUT/NAME); $hostrow: host.tsv's fields
@@ -143,7 +170,8 @@ boot() { # NAME NCONFIGS: one VM boot of OUT/NAME/files (logs in OUT/NAME); $hos
 	cp "$sb" "$top/bench/steer/vm-capacity.sh" "$out/$r/files/"
 	cmd=(bash "$top/selftests/vm/run-vm.sh" --mode kmem --script "$top/bench/tiering/vm-tiering.sh"
 		--files "$out/$r/files" --node0-mb "$node0" --node1-mb "$node1"
-		--disk-mb $((nfiles * mib + 512)) --bps "$bps" --timeout $((900 * n)) --vm-timeout $((900 * n + 100)) --quiet)
+		--disk-mb $((nfiles * mib + 512 + ck_disk)) --bps "$bps" --timeout $((900 * n)) --vm-timeout $((900 * n + 100)) --quiet
+		${kver:+--kernel "$kver"})
 	echo "# $r: ${cmd[*]}" | sed "s|$top/||g" >>"$out/commands"
 	quiet=0
 	while [ "$wait_idle" = 1 ] && [ $quiet -lt 30 ]; do

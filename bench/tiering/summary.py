@@ -32,6 +32,8 @@ def parse(tap):
         elif line.startswith('C window '):
             d = kv(line)
             r['window'] = (float(d['t0']), float(d['t1']))
+        elif line.startswith('C ckpt '):
+            r['ckpt'] = {k: float(v) for k, v in kv(line).items()}
         elif line.startswith('C limit '):
             f = line.split(' ', 3)
             r['limit'][f[2]] = {k: float(v) for k, v in kv(f[3]).items()}
@@ -208,6 +210,27 @@ def main(argv):
         print('  %-15s user %s, system %s, kswapd %s, kworkers %s' % (
             c, mr(usr), mr(sysc), mr(ksw, '%.2f'), mr(kwk, '%.2f')))
     print()
+
+    ck = {c: row for c, row in rows.items() if any('ckpt' in r for r in row['rs'])}
+    if ck:
+        print("checkpoints of job A (loadgen --checkpoint-dir; per run: the median and the largest stall, "
+              "the in-memory copy into a buffer touched before and into new memory; median [range] over the runs):")
+        print('  %-12s %-5s %-20s %-20s %-20s %-20s %-14s %-20s' % (
+            'config', 'n', 'stall median s', 'stall max s', 'copy s', 'copy new s', 'drained', 'durable after s'))
+        for c, row in ck.items():
+            a = [r['jobs'].get('A') or {} for r in row['rs']]
+            n = sorted({int(j.get('checkpoint_count', 0)) for j in a})
+            print('  %-12s %-5s %-20s %-20s %-20s %-20s %-14s %-20s' % (
+                c, ','.join(str(x) for x in n),
+                mr([j.get('checkpoint_stall_median_s', float('nan')) for j in a], '%.2f'),
+                mr([j.get('checkpoint_stall_max_s', float('nan')) for j in a], '%.2f'),
+                mr([j.get('checkpoint_copy_median_s', float('nan')) for j in a], '%.3f'),
+                mr([j.get('checkpoint_copy_new_median_s', float('nan')) for j in a], '%.3f'),
+                ','.join(sorted({'%d/%d' % (r['ckpt'].get('drained', 0), r['ckpt'].get('drained', 0) +
+                                            r['ckpt'].get('pending_files', 0)) for r in row['rs'] if 'ckpt' in r})),
+                mr([r['ckpt']['after_s'] for r in row['rs'] if 'ckpt' in r], '%.1f')))
+        print('  (drained: files on the disk / written; durable after: from the jobs\' end until the drain was done)')
+        print()
 
     base = {k: med(rows[k]['wall']) for k in ('tiering', 'off') if k in rows}
     print('ratios of the median wall time:')

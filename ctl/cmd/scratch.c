@@ -150,6 +150,45 @@ static void pick_owner(struct scratch_cfg *c)
 	}
 }
 
+/*
+ * A scratch is a tmpfs: its pages are not reclaimable without swap. Filling
+ * one larger than its node's free memory reclaims that node's page cache (a
+ * dataset steered there is read again), and larger than that too leaves the
+ * node short, where the kernel OOM-kills a process: on a node with CPUs, a
+ * training job (Documentation/scratch.md, "Sizing"). Said once, at create,
+ * from the node's memory now; the scratch is made all the same.
+ */
+static void warn_memory(const struct scratch_cfg *c)
+{
+	struct numa_node nodes[NUMA_MAX_NODES];
+	char sz[32], fr[32], fc[32];
+	uint64_t free_b, file_b;
+	int n = numa_read_nodes(NULL, nodes, NUMA_MAX_NODES);
+
+	for (int i = 0; i < n; i++) {
+		if (nodes[i].id != c->node || !nodes[i].mem_total_kb)
+			continue;
+		free_b = nodes[i].mem_free_kb * 1024;
+		file_b = nodes[i].lru_file_kb * 1024;
+		if (c->size <= free_b)
+			return;
+		fmt_bytes(sz, sizeof(sz), c->size);
+		fmt_bytes(fr, sizeof(fr), free_b);
+		fmt_bytes(fc, sizeof(fc), file_b);
+		if (c->size > free_b + file_b)
+			ctl_err("warning: scratch %s: %s on node %d, which has %s free and %s of "
+				"page cache now: a tmpfs page is not reclaimable without swap, so a full "
+				"scratch leaves node %d short of memory and the kernel may OOM-kill a "
+				"process%s", c->name, sz, c->node, fr, fc, c->node,
+				nodes[i].has_cpus ? " (a node with CPUs: the training jobs' memory is there)" : "");
+		else
+			ctl_err("warning: scratch %s: %s on node %d, which has %s free now: filling "
+				"it reclaims up to the difference from the node's %s of page cache (a "
+				"dataset cached there is read again)", c->name, sz, c->node, fr, fc);
+		return;
+	}
+}
+
 static void print_rate(double rate)
 {
 	char b[32];
@@ -181,6 +220,7 @@ static int cmd_scratch_create(int argc, char **argv)
 	err = scratch_create(&c.cfg);
 	if (err)
 		return err;
+	warn_memory(&c.cfg);
 	out_obj_open(NULL);
 	out_str("name", "scratch %s:", c.cfg.name);
 	out_u64("size_bytes", NULL, c.cfg.size);

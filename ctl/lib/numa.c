@@ -32,6 +32,8 @@ static void read_meminfo(const char *dir, struct numa_node *n)
 			n->file_pages_kb = v;
 		else if (!strcmp(key, "AnonPages"))
 			n->anon_pages_kb = v;
+		else if (!strcmp(key, "Active(file)") || !strcmp(key, "Inactive(file)"))
+			n->lru_file_kb += v;
 	}
 	fclose(f);
 }

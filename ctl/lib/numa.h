@@ -12,6 +12,7 @@ struct numa_node {
 	bool has_cpus;
 	int tier;	/* memory_tier<N> of /sys/devices/virtual/memory_tiering, -1: none */
 	uint64_t mem_total_kb, mem_free_kb, file_pages_kb, anon_pages_kb;
+	uint64_t lru_file_kb;	/* Active(file) + Inactive(file): cache reclaim can take */
 };
 
 /* The device-dax memory behind a node, and the CXL devices behind that. */

@@ -12,7 +12,12 @@
  * fsync'ed, renamed over NAME, and the folder fsync'ed: NAME is at every
  * moment the previous complete file or the new complete one. Only then is
  * the file logged as durable (drained.log). A copy during which the source
- * changed is thrown away; the source's next close queues it again.
+ * changed is thrown away; the source's next close queues it again. The
+ * copy's pages, clean once fsync'ed, are dropped from the page cache
+ * (POSIX_FADV_DONTNEED): a checkpoint on the store is read back rarely, and
+ * cached it would take memory from the dataset and the jobs (on the CXL
+ * node the dataset is steered to, where the drainer's allocations fall back
+ * when the CPU node is full: Documentation/results/scratch.md).
  *
  * The rate cap is a token bucket of c->rate bytes/s filled in chunks of an
  * eighth of a second's worth (64 KiB .. 1 MiB).
@@ -323,6 +328,8 @@ static int publish(int src, const struct stat *before, int dst, const char *tmp,
 
 	if (fsync(dst))
 		return -errno;
+	/* advice only: its failure leaves the copy cached, nothing else */
+	(void)posix_fadvise(dst, 0, 0, POSIX_FADV_DONTNEED);
 	if (fstat(src, &after))
 		return -errno;
 	if (!same_file(before, &after))

@@ -12,7 +12,8 @@
 # owner's drainer runs as the owner; a reboot mid-drain (simulated: the
 # drainer killed, the tmpfs unmounted, its /run state removed) leaves the
 # durable record, which show, list and del report; bad input is one line and
-# exit 1 or 2. Needs root (mount); about 11 s.
+# exit 1 or 2; a scratch larger than its node's memory is made with a warning.
+# Needs root (mount); about 11 s.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
@@ -40,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 41
+ksft_plan 44
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -61,7 +62,8 @@ mnt() { echo "$TANDEM_SCRATCH_DIR/$1/mnt"; }
 # ---- create, the mount, the drain ----
 mkdir -p "$tmp/d1" "$tmp/d2" "$tmp/d3" "$tmp/d4" "$tmp/d5" "$tmp/d8"
 "$T" scratch create s1 --node 0 --size 64M --drain-to "$tmp/d1" >"$tmp/out" 2>"$tmp/err"
-ksft_check "create --node 0: exit 0, one line" test $? -eq 0 -a "$(wc -l <"$tmp/out")" -eq 1
+ksft_check "create --node 0: exit 0, one line, no warning (64 MiB fits node 0's free memory)" \
+	test $? -eq 0 -a "$(wc -l <"$tmp/out")" -eq 1 -a ! -s "$tmp/err"
 opts=$(awk -v m="$(mnt s1)" '$2 == m && $3 == "tmpfs" { print $4 }' /proc/mounts)
 ksft_diag "mount options: $opts"
 ksft_check "the tmpfs: size=64M, mpol=bind:0, mode 0700 (/proc/mounts)" \
@@ -83,6 +85,15 @@ for i in 1 2 3 4 5 6; do
 done
 wait_drained s1 10
 ksft_check "6 more files drained within 10 s" test $? -eq 0
+# before anything reads them back: the drainer drops each copy from the page
+# cache once it is fsync'ed (a tmpfs destination keeps its pages: no check)
+if [ "$(stat -f -c %T "$tmp/d1")" = tmpfs ]; then
+	ksft_skip "the drained copies are not left in the page cache" "the drain folder is on tmpfs"
+else
+	res=$(find "$tmp/d1" -type f -name 'f*.bin' -exec fincore --bytes --noheadings --output RES {} + |
+		awk '{ s += $1 } END { print s + 0 }')
+	ksft_expect_eq "the drained copies are not left in the page cache (fincore: resident bytes)" "$res" 0
+fi
 ksft_expect_eq "every drained file's sha256 equals the written one" "$(sums "$tmp/d1")" "$(sums "$M")"
 "$T" -j scratch show s1 >"$tmp/show.json"
 ksft_expect_eq "show: 7 drained, 0 pending, 7 copies durable" \
@@ -220,6 +231,21 @@ ksft_expect_eq "--profile: the cap is B(1)/4 of the profile's storage.bandwidth_
 	"$("$T" -j scratch show s7 | jq -r '.rate_bps | round')" \
 	"$(jq -r '.storage.bandwidth_bps[0] / 4 | round' "$tmp/prof.json")"
 "$T" scratch del s7 >/dev/null
+# a scratch of all but 16 MiB of node 0's memory (more than its free memory and
+# page cache: the kernel's own memory is more than 16 MiB): made, with a warning
+# that a full one leaves the node short (tmpfs pages are not reclaimable
+# without swap); more than the node's memory is refused
+n0=$(awk '/MemTotal/ { print int($4 / 1024) - 16 }' /sys/devices/system/node/node0/meminfo)
+"$T" scratch create s9 --node 0 --size "${n0}M" --drain-to "$tmp/d5" >/dev/null 2>"$tmp/err"
+ksft_check "create of node 0's memory less 16 MiB ($n0 MiB): exit 0, one warning line naming node 0 and OOM" \
+	sh -c "test $? -eq 0 && test \$(wc -l <'$tmp/err') -eq 1 &&
+	       grep -q '^tandemctl: warning: scratch s9: .* on node 0, which has .* short of memory .*OOM-kill' '$tmp/err'"
+ksft_diag "$(cat "$tmp/err")"
+"$T" scratch del s9 >/dev/null
+"$T" scratch create s9 --node 0 --size $((2 * n0))M --drain-to "$tmp/d5" >/dev/null 2>"$tmp/err"
+ksft_check "create of twice that: refused, exit 1, one line 'more than node 0's memory', nothing left" \
+	sh -c "test $? -eq 1 && test \$(wc -l <'$tmp/err') -eq 1 && grep -q \"more than node 0's memory\" '$tmp/err' &&
+	       ! '$T' scratch show s9 >/dev/null 2>&1"
 
 # ---- privilege ----
 as_nobody "$T" scratch create x --node 0 --size 1M --drain-to "$tmp/d4" >"$tmp/out" 2>"$tmp/err"
