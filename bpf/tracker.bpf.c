@@ -193,13 +193,23 @@ struct {
 			__sync_fetch_and_add(&g->field, (n));		\
 	} while (0)
 
-/* global.faults_pending now; 1 (look) when the map cannot tell */
+/* meta.faults_pending now; 1 (look) when the map cannot tell */
 static __always_inline __u64 faults_pending(void)
 {
 	__u32 zero = 0;
-	struct tandem_trk_global *g = bpf_map_lookup_elem(&global, &zero);
+	struct tandem_trk_meta *m = bpf_map_lookup_elem(&meta, &zero);
 
-	return g ? *(volatile __u64 *)&g->faults_pending : 1;
+	return m ? *(volatile __u64 *)&m->faults_pending : 1;
+}
+
+/* meta.faults_pending += D (a thread's fault became pending, or was flushed) */
+static __always_inline void faults_pending_add(__s64 d)
+{
+	__u32 zero = 0;
+	struct tandem_trk_meta *m = bpf_map_lookup_elem(&meta, &zero);
+
+	if (m)
+		__sync_fetch_and_add(&m->faults_pending, d);
 }
 
 static __always_inline __u32 current_job(void)
@@ -694,7 +704,7 @@ static __always_inline void fault_flush(struct pending *p, __u32 job)
 	if (job)
 		map_folios(job, &f, p->fault_index, p->fault_index, p->fault_eof);
 	p->fault_valid = 0;
-	GLOBAL_INC(faults_pending, -1);
+	faults_pending_add(-1);
 }
 
 /*
@@ -786,7 +796,7 @@ static __always_inline void fault_at(struct task_struct *task, __u32 job,
 	p->fault_eof = eof;
 	p->job = job;
 	if (!p->fault_valid)
-		GLOBAL_INC(faults_pending, 1);
+		faults_pending_add(1);
 	p->fault_valid = 1;
 }
 

@@ -20,7 +20,7 @@
 #define TANDEM_TRK_PAGE_SIZE	4096ULL
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	8	/* 8: read hits summed per thread; 7: pages a word per page */
+#define TANDEM_TRK_VERSION	9	/* 9: the fault gauge in meta; 8: read hits summed per thread */
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */
@@ -228,12 +228,6 @@ struct tandem_trk_global {
 	__u64 index_too_big;	/* page index does not fit 32 bits */
 	__u64 pending_alloc_failed;
 	__u64 fault_vma_cached;	/* user faults in a VMA the thread had looked up (layout 3) */
-	/*
-	 * threads with a fault pending now (layout 8): a gauge, not a count;
-	 * while it is 0 a fault that cannot be one of a dataset page looks
-	 * nothing up
-	 */
-	__u64 faults_pending;
 };
 
 /* meta: one slot, written by the loader, for `tracker status` */
@@ -249,6 +243,17 @@ struct tandem_trk_meta {
 	__u64 pages_tracked;
 	__u32 flags;		/* TANDEM_TRK_META_* (layout 4) */
 	__u32 pad;
+	/*
+	 * Threads with a fault pending now: a gauge, not a count; while it is
+	 * 0 a fault that cannot be one of a dataset page looks nothing up.
+	 * Layout 9: shared by every CPU (in layout 8 it was a field of the
+	 * per-CPU `global`, whose one CPU's copy the programs took for the
+	 * total). In a cache line of its own (line_pad: 72 bytes past
+	 * pages_tracked, which every insert writes), since every write fault
+	 * reads it.
+	 */
+	__u64 line_pad[7];
+	__u64 faults_pending;
 };
 
 /* meta.flags: max_pages was asked for (tracker load --max-pages): never grown */

@@ -202,7 +202,7 @@ void stats_print_tracker(const struct tracker_snapshot *s)
 	out_u64("pending_alloc_failed", ", pending alloc failed %llu\n",
 		g->pending_alloc_failed);
 	out_u64("fault_vma_cached", "  faults in a cached VMA %llu", g->fault_vma_cached);
-	out_u64("faults_pending", ", threads with a fault pending %llu\n", g->faults_pending);
+	out_u64("faults_pending", ", threads with a fault pending %llu\n", s->meta.faults_pending);
 	out_obj_close();
 }
 
