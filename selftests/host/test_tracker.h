@@ -768,18 +768,25 @@ TEST_F_TIMEOUT(tracker, hits_summed_across_files, TIMEOUT_S)
 	ASSERT_EQ(0, stats_row("C", "d1", "A", &r));
 	EXPECT_NEAR(2 * pa, r.shared, TOL(FILE_PAGES));
 	EXPECT_NEAR(2 * pa, r.from_pages, TOL(FILE_PAGES));
-	EXPECT_EQ(0, r.own);
+	/*
+	 * C's own hits are pages of A's file the host's reclaim (DAMON) evicted
+	 * before C's first read, which C loaded then (its misses) and found on
+	 * its second: 4 once in a clean-clone CI. None otherwise.
+	 */
+	EXPECT_LE(r.own, r.miss);
+	EXPECT_NEAR(0, r.own, TOL(FILE_PAGES));
 	ASSERT_EQ(0, stats_row("C", "d2", "B", &r));
 	EXPECT_NEAR(pb, r.shared, TOL(FILE_PAGES));
 	EXPECT_NEAR(pb, r.from_pages, TOL(FILE_PAGES));
-	EXPECT_EQ(0, r.miss);
+	EXPECT_NEAR(0, r.miss, TOL(FILE_PAGES));
 }
 
 /*
  * Small files (16 pages, under MERGE_PAGES), loaded alternately by A and B:
  * C reads every one, then two of A's again. Its hits are summed while the
  * loader stays the same and added when it changes, and the last sum at
- * C's exit: C finds A's files' pages 6 times 16, B's 4 times 16, no miss.
+ * C's exit: C finds A's files' pages 6 times 16, B's 4 times 16, no miss
+ * (within what the host's reclaim takes meanwhile).
  */
 TEST_F_TIMEOUT(tracker, hits_summed_small_files, TIMEOUT_S)
 {
@@ -814,13 +821,17 @@ TEST_F_TIMEOUT(tracker, hits_summed_small_files, TIMEOUT_S)
 	ASSERT_EQ(0, track_reader("--name A", "read", la));
 	ASSERT_EQ(0, track_reader("--name B", "read", lb));
 	ASSERT_EQ(0, track_reader("--name C", "read", lc));
+	/*
+	 * All shared hits, but for pages the host's reclaim (DAMON) may evict in
+	 * between, which C loads and counts otherwise: within 4 pages (without
+	 * the flush at exit, 32 of the 160 are missing)
+	 */
 	ASSERT_EQ(0, stats_row("C", "d4", "A", &r));
-	EXPECT_EQ(6 * 16, r.from_pages);
-	EXPECT_EQ(10 * 16, r.shared);
-	EXPECT_EQ(0, r.miss);
-	EXPECT_EQ(0, r.own);
+	EXPECT_NEAR(10 * 16, r.shared, 4);
+	EXPECT_NEAR(0, r.own + r.miss, 4);
+	EXPECT_NEAR(6 * 16, r.from_pages, 4);
 	ASSERT_EQ(0, stats_row("C", "d4", "B", &r));
-	EXPECT_EQ(4 * 16, r.from_pages);
+	EXPECT_NEAR(4 * 16, r.from_pages, 4);
 }
 
 /* a file two jobs loaded: a third job's hits are split between them */
