@@ -193,6 +193,16 @@ struct {
 			__sync_fetch_and_add(&g->field, (n));		\
 	} while (0)
 
+/* meta's gauges (pages_tracked, faults_pending), shared by every CPU: += N */
+#define META_ADD(field, n)						\
+	do {								\
+		__u32 zero = 0;						\
+		struct tandem_trk_meta *m;				\
+		m = bpf_map_lookup_elem(&meta, &zero);			\
+		if (m)							\
+			__sync_fetch_and_add(&m->field, (n));		\
+	} while (0)
+
 /* meta.faults_pending now; 1 (look) when the map cannot tell */
 static __always_inline __u64 faults_pending(void)
 {
@@ -202,15 +212,6 @@ static __always_inline __u64 faults_pending(void)
 	return m ? *(volatile __u64 *)&m->faults_pending : 1;
 }
 
-/* meta.faults_pending += D (a thread's fault became pending, or was flushed) */
-static __always_inline void faults_pending_add(__s64 d)
-{
-	__u32 zero = 0;
-	struct tandem_trk_meta *m = bpf_map_lookup_elem(&meta, &zero);
-
-	if (m)
-		__sync_fetch_and_add(&m->faults_pending, d);
-}
 
 static __always_inline __u32 current_job(void)
 {
@@ -704,7 +705,7 @@ static __always_inline void fault_flush(struct pending *p, __u32 job)
 	if (job)
 		map_folios(job, &f, p->fault_index, p->fault_index, p->fault_eof);
 	p->fault_valid = 0;
-	faults_pending_add(-1);
+	META_ADD(faults_pending, -1);
 }
 
 /*
@@ -796,7 +797,7 @@ static __always_inline void fault_at(struct task_struct *task, __u32 job,
 	p->fault_eof = eof;
 	p->job = job;
 	if (!p->fault_valid)
-		faults_pending_add(1);
+		META_ADD(faults_pending, 1);
 	p->fault_valid = 1;
 }
 

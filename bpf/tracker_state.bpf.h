@@ -105,16 +105,6 @@ static __always_inline void file_loader_note(struct tandem_trk_fileinfo *fi, __u
 	fi->loader = LOADER_MIXED;
 }
 
-/* meta.pages_tracked += D */
-static __always_inline void tracked_add(__s64 d)
-{
-	__u32 zero = 0;
-	struct tandem_trk_meta *m = bpf_map_lookup_elem(&meta, &zero);
-
-	if (m)
-		__sync_fetch_and_add(&m->pages_tracked, d);
-}
-
 /* ---- insert and evict: a word per page ---- */
 
 /* a dataset folio: its file, first page and size */
@@ -229,7 +219,7 @@ static __always_inline int on_insert(struct folio *folio)
 	else
 		bpf_loop(n, insert_step, &ic, 0);
 	__sync_fetch_and_add(&fa.fi->fresh, -(__s32)ic.stale_fresh);
-	tracked_add(n - ic.stale);
+	META_ADD(pages_tracked, n - ic.stale);
 	GLOBAL_INC(inserted, n);
 	GLOBAL_INC(removed, ic.stale);
 	return 0;
@@ -307,7 +297,7 @@ static __always_inline int on_evict(struct folio *folio)
 	if (ec.loader != NO_LOADER)
 		evicted(ec.loader, ec.dataset, ec.run);
 	__sync_fetch_and_add(&fa.fi->fresh, -(__s32)ec.fresh);
-	tracked_add(-(__s64)ec.removed);
+	META_ADD(pages_tracked, -(__s64)ec.removed);
 	GLOBAL_INC(removed, ec.removed);
 	/* pages with no word at all: job 0's too (n is known before the loop) */
 	if (n < fa.nr)

@@ -458,6 +458,74 @@ static long long dataset_total(const char *dataset, const char *key)
 	return json_num(p, key);
 }
 
+/*
+ * A job held while the tester looks: `tandemctl track -q --name NAME --
+ * self --reader MODE FILE`, with MODE one that writes a byte to stdout and
+ * waits for one on stdin (read-wait, fault-migrate).
+ */
+struct held_reader {
+	pid_t pid;
+	int in, out;	/* the reader's stdin (write end), stdout (read end) */
+};
+
+/*
+ * Start it and wait for its byte: 0, or -1 when it could not start, or its
+ * wait status (-2 for 0) when it ended first.
+ */
+static int held_start(struct held_reader *h, const char *name, const char *mode,
+		      const char *file)
+{
+	char *argv[] = { tandemctl, "track", "-q", "--name", (char *)name, "--", self_exe,
+			 "--reader", (char *)mode, (char *)file, NULL };
+	int in[2], out[2], st;
+	char c;
+
+	if (pipe(in))
+		return -1;
+	if (pipe(out)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	h->pid = fork();
+	if (!h->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execvp(tandemctl, argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	h->in = in[1];
+	h->out = out[0];
+	if (h->pid < 0) {
+		close(h->in);
+		close(h->out);
+		return -1;
+	}
+	if (read(h->out, &c, 1) == 1)
+		return 0;
+	close(h->in);
+	close(h->out);
+	if (waitpid(h->pid, &st, 0) != h->pid)
+		return -1;
+	return st ? st : -2;
+}
+
+/* let it go on and end: its exit status, or -1 */
+static int held_finish(struct held_reader *h)
+{
+	int st, ok = write(h->in, "g", 1) == 1;
+
+	close(h->in);
+	close(h->out);
+	if (waitpid(h->pid, &st, 0) != h->pid || !ok)
+		return -1;
+	return st;
+}
+
 /* ---------------- setup ---------------- */
 
 static pid_t main_pid;
@@ -867,43 +935,20 @@ TEST_F_TIMEOUT(tracker, two_loaders, TIMEOUT_S)
  */
 TEST_F_TIMEOUT(tracker, evicted_before_counted, TIMEOUT_S)
 {
-	char *argv[] = { tandemctl, "track", "-q", "--name", "B", "--", self_exe,
-			 "--reader", "read-wait", self->a, NULL };
-	int in[2], out[2], st;
+	struct held_reader h;
 	long long from_a;
 	struct row r;
-	pid_t pid;
-	char c;
+	int st;
 
 	SKIP_IF_NO_BPF();
 	ASSERT_EQ(0, track_reader("--name A", "read", self->a));
 	/* within TOL: the host's reclaim took 24 pages here once (as in shared_sequence) */
 	ASSERT_NEAR(FILE_PAGES, fincore_pages(self->a), TOL(FILE_PAGES));
-	ASSERT_EQ(0, pipe(in));
-	ASSERT_EQ(0, pipe(out));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execvp(tandemctl, argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
 	/* B has read the file; its last range is not counted yet */
-	if (read(out[0], &c, 1) != 1) {
-		waitpid(pid, &st, 0);
-		ASSERT_TRUE(false) TH_LOG("the reader ended before its read was done: status %#x", st);
-	}
+	st = held_start(&h, "B", "read-wait", self->a);
+	ASSERT_EQ(0, st) TH_LOG("the reader ended before its read was done: status %#x", st);
 	ASSERT_EQ(0, drop_file(self->a));
-	ASSERT_EQ(1, write(in[1], "g", 1));
-	close(in[1]);
-	close(out[0]);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, st);
+	ASSERT_EQ(0, held_finish(&h));
 	ASSERT_EQ(0, stats_row("B", "d1", "A", &r));
 	from_a = r.from_pages;
 	EXPECT_NEAR(FILE_PAGES, r.shared, TOL(FILE_PAGES));
@@ -927,45 +972,22 @@ TEST_F_TIMEOUT(tracker, evicted_before_counted, TIMEOUT_S)
  */
 TEST_F_TIMEOUT(tracker, fault_flushed_on_another_cpu, TIMEOUT_S)
 {
-	char *argv[] = { tandemctl, "track", "-q", "--name", "M", "--", self_exe,
-			 "--reader", "fault-migrate", self->a, NULL };
-	int in[2], out[2], st;
+	struct held_reader h;
 	struct row r;
-	pid_t pid;
-	char c;
+	int st;
 
 	SKIP_IF_NO_BPF();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU: no other CPU to fault on");
 	ASSERT_EQ(0, drop_file(self->a));
-	ASSERT_EQ(0, pipe(in));
-	ASSERT_EQ(0, pipe(out));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execvp(tandemctl, argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	if (read(out[0], &c, 1) != 1) {
-		waitpid(pid, &st, 0);
-		ASSERT_TRUE(false) TH_LOG("the reader ended before its faults: status %#x", st);
-	}
+	st = held_start(&h, "M", "fault-migrate", self->a);
+	ASSERT_EQ(0, st) TH_LOG("the reader ended before its faults: status %#x", st);
 	/* M runs still, after its write fault on CPU 1: nothing pending, page 0 counted */
 	EXPECT_EQ(0, tracker_num("faults_pending"));
 	EXPECT_EQ(0, stats_row("M", "d1", NULL, &r));
 	EXPECT_LT(0, r.first);
 	EXPECT_GE(FILE_PAGES, r.miss);
-	ASSERT_EQ(1, write(in[1], "g", 1));
-	close(in[1]);
-	close(out[0]);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, st);
+	ASSERT_EQ(0, held_finish(&h));
 }
 
 /* the job's exit status is tandemctl's; a missing command is 127 */
