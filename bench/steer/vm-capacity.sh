@@ -37,9 +37,10 @@
 #   in 4 MiB writes and renamed) into a scratch space (tandemctl scratch:
 #   a tmpfs bound to that node, CKSCR in size, drained to /mnt/data/ckpt on
 #   the disk at CKRATE, a drained file evicted): node0 is a DRAM tmpfs, cxl
-#   the scratch tier on the CPU-less node (scratch create's default node). After the jobs the drain is waited
-#   for ("C ckpt ...": files drained, seconds after the jobs' end), before
-#   the model grows; the scratch is deleted at the end.
+#   the scratch tier on the CPU-less node (scratch create's default node).
+#   After the jobs the drain is waited for ("C ckpt ...": files drained,
+#   seconds after the jobs' end), before the model grows; the scratch is
+#   deleted at the end.
 #   5. GROW_AT=N: when job A starts epoch N (0-based), the model takes GROW_MIB
 #      more, bound to node GROW_BIND (-1: default policy); GROW_AT=end: after
 #      the jobs. Where that memory lands is reported by the model itself.

@@ -157,11 +157,8 @@ EOP
 	[ "$1" = prefetch-order ] && echo "PREFETCH_ORDER=jobs"
 	[ "$1" = learned ] && echo "PREFETCH_ORDER=learned"
 	case $1 in
-	ckpt-off|ckpt-dram) echo "CKPT=node0" ;;
-	ckpt-cxl) echo "CKPT=cxl" ;;
-	esac
-	case $1 in
-	ckpt-*) printf 'CKSIZE=%s\nCKEVERY=%s\nCKSCR=%s\nCKRATE=%s\n' "$ck" "$ck_every" "$ck_scr" "$ck_rate" ;;
+	ckpt-*) [ "$1" = ckpt-cxl ] && echo "CKPT=cxl" || echo "CKPT=node0"
+		printf 'CKSIZE=%s\nCKEVERY=%s\nCKSCR=%s\nCKRATE=%s\n' "$ck" "$ck_every" "$ck_scr" "$ck_rate" ;;
 	esac
 	return 0
 }
