@@ -90,6 +90,18 @@ struct {
 } meta SEC(".maps");
 
 /*
+ * Moved by tandemctl each time it writes `tasks` (tracker.h): a thread's
+ * job, kept in its pending while this has not moved, needs no lookup in
+ * `tasks` (job_of()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} taskgen SEC(".maps");
+
+/*
  * The read tracepoint reports the whole requested range each time the read
  * loop refills its folio batch; what the read consumed is only known when
  * the thread's next read starts (or the thread exits). One pending range
@@ -127,11 +139,22 @@ struct pending {
 	__u32 valid;
 	__u32 evicts;		/* the file's fileinfo.evicts when the range began */
 	/*
-	 * the job of the ranges: at a thread's exit its process may have left
-	 * `tasks` already (another thread saw signal->live reach 0 first)
+	 * the job the pending range (and fault) began in, which it is counted
+	 * for whatever `tasks` says when it is flushed: at a thread's exit its
+	 * process may have left `tasks` already (another thread saw
+	 * signal->live reach 0 first), or been moved to another job
 	 */
 	__u32 job;
 	__u32 hit_job;
+	/*
+	 * The thread's job as `tasks` had it when taskgen was job_gen - 1
+	 * (0: not looked up yet), so that a read looks `tasks` up only after
+	 * tandemctl wrote it (job_of()). A process's job changes only there:
+	 * a fork's child is a new thread, with no pending yet.
+	 */
+	__u32 cur_job;
+	__u32 pad0;
+	__u64 job_gen;
 	/*
 	 * Shared or own hits of whole files (read_one_loader()) not yet added
 	 * to counts and matrix: hit_n pages of hit_job that hit_loader loaded
@@ -219,6 +242,33 @@ static __always_inline __u32 current_job(void)
 	__u32 *job = bpf_map_lookup_elem(&tasks, &tgid);
 
 	return job ? *job : 0;
+}
+
+/*
+ * The thread's job, from P when `tasks` has not been written since P took
+ * it (taskgen), else current_job() kept in P. taskgen is read before
+ * `tasks`, and tandemctl moves it after writing `tasks`: a thread that
+ * reads the new generation finds the new entry (x86 keeps loads in order;
+ * a weakly ordered CPU may keep the old job until the next write).
+ */
+static __always_inline __u32 job_of(struct pending *p)
+{
+	__u32 zero = 0, job;
+	__u64 *g, gen;
+
+	if (!p)
+		return current_job();
+	g = bpf_map_lookup_elem(&taskgen, &zero);
+	if (!g)
+		return current_job();
+	gen = *(volatile __u64 *)g + 1;
+	if (p->job_gen == gen)
+		return p->cur_job;
+	barrier();
+	job = current_job();
+	p->cur_job = job;
+	p->job_gen = gen;
+	return job;
 }
 
 /* index of the last page that exists in the file now, or -1 for empty */
@@ -399,7 +449,7 @@ static __always_inline void read_begin(struct pending *p, __u32 job,
 	__s64 size;
 
 	/* a new read: the previous one is complete */
-	pending_flush(p, job);
+	pending_flush(p, p->job);
 	p->mapping = (__u64)mapping;
 	p->ino = ino;
 	p->file_id = file_id;
@@ -433,7 +483,7 @@ int BPF_PROG(trk_tp_read, struct address_space *mapping, unsigned long index,
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
 	if (read_continues(p, mapping, key.ino, index, last_index))
 		return 0;
-	job = current_job();
+	job = job_of(p);
 	if (!job)
 		return 0;
 	if (p && p->mapping == (__u64)mapping && p->ino == key.ino) {
@@ -515,14 +565,16 @@ static __always_inline bool batch_range(struct folio_batch *fbatch, __u64 first,
 	return *hi >= *lo;
 }
 
-/* The batch's pages [lo, hi] of f, read by job: pending, one range with the one before. */
-static __always_inline void batch_pending(const struct tandem_trk_file *f, __u32 job,
-					  __u64 lo, __u64 hi)
+/*
+ * The batch's pages [lo, hi] of f, read by job: pending (P, the thread's,
+ * or NULL when it has none yet), one range with the one before.
+ */
+static __always_inline void batch_pending(struct pending *p, const struct tandem_trk_file *f,
+					  __u32 job, __u64 lo, __u64 hi)
 {
-	struct pending *p;
-
-	p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p)
+		p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), NULL,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!p) {
 		GLOBAL_INC(pending_alloc_failed, 1);
 		account(job, f->file_id, f->dataset, lo, hi, 0);
@@ -534,7 +586,7 @@ static __always_inline void batch_pending(const struct tandem_trk_file *f, __u32
 		p->last = hi;
 		return;
 	}
-	pending_flush(p, job);
+	pending_flush(p, p->job);
 	p->file_id = f->file_id;
 	p->dataset = f->dataset;
 	p->first = lo;
@@ -550,12 +602,14 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	struct address_space *mapping;
 	struct tandem_trk_file fv, *f = &fv;
 	__u64 pos, count, lo, hi;
+	struct pending *p;
 	__u32 job;
 
 	mapping = BPF_CORE_READ(iocb, ki_filp, f_mapping);
 	if (!file_key(mapping, &key))
 		return;
-	job = current_job();
+	p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(), NULL, 0);
+	job = job_of(p);
 	if (!job)
 		return;
 	if (!file_find(&key, f))
@@ -567,7 +621,7 @@ static __always_inline void on_get_pages(struct kiocb *iocb, __u64 arg,
 	if (!batch_range(fbatch, pos >> PAGE_SHIFT_4K, (pos + count - 1) >> PAGE_SHIFT_4K,
 			 &lo, &hi))
 		return;
-	batch_pending(f, job, lo, hi);
+	batch_pending(p, f, job, lo, hi);
 }
 
 SEC("fexit/filemap_get_pages")
@@ -1030,7 +1084,7 @@ int BPF_PROG(trk_tp_exit, struct task_struct *task)
 	p = bpf_task_storage_get(&pending, cur, NULL, 0);
 	/* the process may be out of `tasks` already (see pending) */
 	if (p) {
-		pending_flush(p, job ?: p->job);
+		pending_flush(p, p->job);
 		hits_flush(p);
 	}
 	if (!job)

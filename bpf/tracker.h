@@ -20,7 +20,7 @@
 #define TANDEM_TRK_PAGE_SIZE	4096ULL
 #define TANDEM_TRK_NAME_LEN	48
 /* bumped when a pinned map's layout changes; the loader refuses a mismatch */
-#define TANDEM_TRK_VERSION	9	/* 9: the fault gauge in meta; 8: read hits summed per thread */
+#define TANDEM_TRK_VERSION	10	/* 10: taskgen; 9: the fault gauge in meta; 8: read hits summed per thread */
 
 /* jobs[].flags */
 #define TANDEM_TRK_JOB_EXITED	1U	/* exit_code is valid */

@@ -19,7 +19,7 @@
 
 const char *const tracker_pinned_maps[] = {
 	"files", "pages", "tasks", "jobs", "datasets", "counts", "matrix",
-	"global", "meta", "filter", "fileinfo",
+	"global", "meta", "filter", "fileinfo", "taskgen",
 };
 const size_t tracker_npinned_maps = sizeof(tracker_pinned_maps) / sizeof(tracker_pinned_maps[0]);
 

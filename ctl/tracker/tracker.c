@@ -99,10 +99,14 @@ int tracker_open(struct tracker *t)
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		*maps[i].fd = -1;
 	t->lock_fd = -1;
+	t->taskgen_fd = -1;
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]) && !err; i++)
 		err = open_pinned(maps[i].name, maps[i].fd);
 	if (!err)
 		err = check_version(t);
+	/* layout 10's: after the check, which names an older layout */
+	if (!err)
+		err = open_pinned("taskgen", &t->taskgen_fd);
 	if (!err)
 		err = filter_size(t);
 	t->ncpus = libbpf_num_possible_cpus();
@@ -140,7 +144,7 @@ void tracker_close(struct tracker *t)
 	int *fds[] = {
 		&t->files_fd, &t->pages_fd, &t->tasks_fd, &t->jobs_fd,
 		&t->datasets_fd, &t->counts_fd, &t->matrix_fd, &t->global_fd,
-		&t->meta_fd, &t->filter_fd, &t->fileinfo_fd, &t->lock_fd,
+		&t->meta_fd, &t->filter_fd, &t->fileinfo_fd, &t->taskgen_fd, &t->lock_fd,
 	};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -352,6 +356,24 @@ int tracker_job_counts(struct tracker *t, uint32_t job, uint32_t dataset,
 	return err;
 }
 
+/*
+ * The generation the programs check a thread's kept job against (taskgen in
+ * bpf/tracker.bpf.c): moved under the tracker's lock, so no move is lost.
+ */
+static int taskgen_move(struct tracker *t)
+{
+	__u32 zero = 0;
+	__u64 gen;
+	int err = 0;
+
+	if (bpf_map_lookup_elem(t->taskgen_fd, &zero, &gen) ||
+	    (gen++, bpf_map_update_elem(t->taskgen_fd, &zero, &gen, BPF_ANY))) {
+		err = -errno;
+		ctl_err("tracker: cannot move the task generation: %s", strerror(-err));
+	}
+	return err;
+}
+
 int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid)
 {
 	uint32_t key = pid;
@@ -364,6 +386,9 @@ int tracker_job_add_pid(struct tracker *t, uint32_t job, pid_t pid)
 		err = -errno;
 		ctl_err("tracker: cannot register pid %d: %s", pid, strerror(-err));
 	}
+	/* after tasks: a thread that sees the new generation finds the new entry */
+	if (!err)
+		err = taskgen_move(t);
 	tracker_unlock(t);
 	return err;
 }

@@ -76,6 +76,7 @@ struct tracker {
 	int meta_fd;
 	int filter_fd;
 	int fileinfo_fd;
+	int taskgen_fd;		/* moved after each write of tasks (tracker_job_add_pid()) */
 	uint32_t filter_words;	/* the filter's max_entries */
 	uint32_t meta_id;	/* the meta map's kernel id: changes when reloaded */
 	int lock_fd;

@@ -190,7 +190,8 @@ static int fault_migrate(const char *path)
  * MODE: read | mmap | mmap-over-anon | mmap-cow | fork-read (a child process reads) | thread-read (a
  * second thread reads) | wait-read (reads after a byte arrives on stdin) |
  * read-wait (reads, writes a byte to stdout, exits after a byte arrives on
- * stdin) | read-half (the first half of each file) | exit (exits with the
+ * stdin) | read-wait-read (reads, writes a byte, reads the next file after a
+ * byte arrives) | read-half (the first half of each file) | exit (exits with the
  * status given instead of a file) | fault-migrate (fault_migrate()).
  */
 static int reader_main(int argc, char **argv)
@@ -227,6 +228,11 @@ static int reader_main(int argc, char **argv)
 
 			err = read_file(f) || write(1, &c, 1) != 1 ||
 			      (i + 1 == argc && read(0, &c, 1) != 1);
+		} else if (!strcmp(mode, "read-wait-read")) {
+			char c = 'd';
+
+			err = read_file(f) || write(1, &c, 1) != 1 || read(0, &c, 1) != 1 ||
+			      i + 1 == argc || read_file(argv[++i]);
 		} else if (!strcmp(mode, "exit")) {
 			return atoi(f);
 		} else if (!strcmp(mode, "fault-migrate")) {
@@ -473,10 +479,10 @@ struct held_reader {
  * wait status (-2 for 0) when it ended first.
  */
 static int held_start(struct held_reader *h, const char *name, const char *mode,
-		      const char *file)
+		      const char *file, const char *file2)
 {
 	char *argv[] = { tandemctl, "track", "-q", "--name", (char *)name, "--", self_exe,
-			 "--reader", (char *)mode, (char *)file, NULL };
+			 "--reader", (char *)mode, (char *)file, (char *)file2, NULL };
 	int in[2], out[2], st;
 	char c;
 
@@ -945,7 +951,7 @@ TEST_F_TIMEOUT(tracker, evicted_before_counted, TIMEOUT_S)
 	/* within TOL: the host's reclaim took 24 pages here once (as in shared_sequence) */
 	ASSERT_NEAR(FILE_PAGES, fincore_pages(self->a), TOL(FILE_PAGES));
 	/* B has read the file; its last range is not counted yet */
-	st = held_start(&h, "B", "read-wait", self->a);
+	st = held_start(&h, "B", "read-wait", self->a, NULL);
 	ASSERT_EQ(0, st) TH_LOG("the reader ended before its read was done: status %#x", st);
 	ASSERT_EQ(0, drop_file(self->a));
 	ASSERT_EQ(0, held_finish(&h));
@@ -980,7 +986,7 @@ TEST_F_TIMEOUT(tracker, fault_flushed_on_another_cpu, TIMEOUT_S)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "one CPU: no other CPU to fault on");
 	ASSERT_EQ(0, drop_file(self->a));
-	st = held_start(&h, "M", "fault-migrate", self->a);
+	st = held_start(&h, "M", "fault-migrate", self->a, NULL);
 	ASSERT_EQ(0, st) TH_LOG("the reader ended before its faults: status %#x", st);
 	/* M runs still, after its write fault on CPU 1: nothing pending, page 0 counted */
 	EXPECT_EQ(0, tracker_num("faults_pending"));
@@ -988,6 +994,43 @@ TEST_F_TIMEOUT(tracker, fault_flushed_on_another_cpu, TIMEOUT_S)
 	EXPECT_LT(0, r.first);
 	EXPECT_GE(FILE_PAGES, r.miss);
 	ASSERT_EQ(0, held_finish(&h));
+}
+
+/*
+ * A process registered into another job while it runs (track --pid: the
+ * latest registration wins) reads for that job from then on, though its
+ * thread keeps its job from its earlier reads (layout 10: checked against
+ * taskgen, which tandemctl moves at each write of `tasks`); its read before
+ * the move stays the first job's, though counted after it (flushed with
+ * the job it began in).
+ */
+TEST_F_TIMEOUT(tracker, moved_to_another_job, TIMEOUT_S)
+{
+	struct held_reader h;
+	struct row r;
+	int st;
+
+	SKIP_IF_NO_BPF();
+	st = held_start(&h, "J1", "read-wait-read", self->a, self->b);
+	ASSERT_EQ(0, st) TH_LOG("the reader ended before its first read was done: status %#x", st);
+	/* tandemctl track and its reader, into J2 */
+	ASSERT_EQ(0, ctl(NULL, 0, "track -q --name J2 --pid %d", h.pid));
+	ASSERT_EQ(0, held_finish(&h));
+	ASSERT_EQ(0, stats_row("J1", "d1", NULL, &r));
+	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));
+	ASSERT_EQ(0, stats_row("J2", "d2", NULL, &r));
+	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));
+	/* nothing of b for J1, nothing of a for J2: -1, no counts, or 0 */
+	ASSERT_EQ(0, stats_row("J1", "d2", NULL, &r));
+	EXPECT_GE(0, r.miss);
+	EXPECT_GE(0, r.first);
+	EXPECT_GE(0, r.shared);
+	EXPECT_GE(0, r.own);
+	ASSERT_EQ(0, stats_row("J2", "d1", NULL, &r));
+	EXPECT_GE(0, r.miss);
+	EXPECT_GE(0, r.first);
+	EXPECT_GE(0, r.shared);
+	EXPECT_GE(0, r.own);
 }
 
 /* the job's exit status is tandemctl's; a missing command is 127 */
