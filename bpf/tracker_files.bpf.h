@@ -143,12 +143,34 @@ __noinline __u32 trk_file_find(__u64 dev, __u64 ino)
 	return pc.id;
 }
 
+/*
+ * The file_id of (dev, ino): its home slot looked at here, inlined, since
+ * most files are there (the table is at most 3/4 full); the probe loop
+ * only for the others.
+ */
+static __always_inline __u32 file_id_of(__u64 dev, __u64 ino)
+{
+	__u32 i = tandem_trk_slot_home(tandem_trk_filter_hash(dev, ino), file_slots);
+	struct tandem_trk_slot *s = bpf_map_lookup_elem(&files, &i);
+	__u32 id;
+
+	if (!s)
+		return 0;
+	id = *(volatile __u32 *)&s->file_id;
+	if (!id)
+		return 0;	/* an empty home: no file there, nor past it */
+	barrier();
+	if (s->ino == ino && s->dev == dev)
+		return id;
+	return trk_file_find(dev, ino);
+}
+
 /* KEY's file in F: false when it is no dataset's (or not published yet) */
 static __always_inline bool file_find(const struct tandem_trk_file_key *key,
 				      struct tandem_trk_file *f)
 {
 	struct tandem_trk_fileinfo *fi;
-	__u32 id = trk_file_find(key->dev, key->ino);
+	__u32 id = file_id_of(key->dev, key->ino);
 
 	if (!id)
 		return false;

@@ -154,6 +154,13 @@ if [ "$CONFIG" = prefetch ] && [ "${PREFETCH_ORDER:-}" = learned ]; then
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 fi
+# tandem.ko before the model: insmod allocates (GFP_KERNEL), and on 6.12 the
+# static variant's model leaves node 0 near its min watermark, where that
+# allocation OOM-killed the model once (results/scratch.md). The dataset is
+# added after, as a user would once the job's memory is in use.
+if [ "$CONFIG" != off ]; then
+	insmod "$TANDEM_KO" || exit 1
+fi
 rm -f /tmp/hog.ready
 $SB hog "$HOG_MIB" --grow "$GROW_MIB" --bind-grow "$GROW_BIND" --ready /tmp/hog.ready \
 	${TOUCH_PCT:+--touch "$TOUCH_PCT" --step-ms "${STEP_MS:-100}"} >/tmp/hog.out 2>&1 &
@@ -169,7 +176,6 @@ at "the model ready"
 snap model
 
 if [ "$CONFIG" != off ]; then
-	insmod "$TANDEM_KO" || exit 1
 	tandemctl dataset add ds "$D" >/dev/null || exit 1
 	tandemctl status | sed 's/^/# /'
 fi

@@ -666,12 +666,12 @@ static void shared_sequence(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, track_reader("--name A", mode, self->a));
 	pages = fincore_pages(self->a);
 	/*
-	 * the kernel cached all of it: within TOL, as a host's own reclaim
-	 * (DAMON's kdamond on the CI host) took 65 of 16384 pages between the
-	 * read and fincore once; B then loads those again and A's last pass
-	 * finds them B's
+	 * the kernel cached all of it, but for what a host's own reclaim
+	 * (DAMON's kdamond on the CI host) takes between the read and fincore:
+	 * 65 of 16384 pages once, 176 on another host (2026-12-07), so within
+	 * 5 %; B then loads those again and A's last pass finds them B's
 	 */
-	ASSERT_NEAR(FILE_PAGES, pages, TOL(FILE_PAGES));
+	ASSERT_NEAR(FILE_PAGES, pages, FILE_PAGES / 20);
 	ASSERT_EQ(0, stats_row("A", "d1", NULL, &r));
 	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));
 	EXPECT_NEAR(FILE_PAGES, r.first, TOL(FILE_PAGES));
@@ -684,7 +684,7 @@ static void shared_sequence(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, stats_row("B", "d1", "A", &r));
 	EXPECT_NEAR(pages, r.shared, TOL(FILE_PAGES));
 	EXPECT_NEAR(pages, r.from_pages, TOL(FILE_PAGES));
-	EXPECT_NEAR(0, r.miss, TOL(FILE_PAGES));
+	EXPECT_NEAR(FILE_PAGES - pages, r.miss, TOL(FILE_PAGES));
 	EXPECT_NEAR(FILE_PAGES, r.shared + r.miss, TOL(FILE_PAGES));	/* each page once */
 	EXPECT_EQ(0, r.own);
 
