@@ -19,7 +19,7 @@ KO=${TANDEM_KO:-/lib/tandem/tandem.ko}
 P=/sys/module/tandem/parameters/cpu_headroom_kb
 DS=/mnt/data/headroom-ds
 HOG=/tmp/headroom-hog
-ksft_plan 11
+ksft_plan 12
 Y=/sys/module/tandem/parameters/headroom_yields
 
 # steals: pages reclaimed so far, by kswapd and directly (every node)
@@ -85,8 +85,8 @@ hog() {
 }
 if [ "${VM_MODE:-numa}" = cxl ]; then
 	# node 0 short of memory sends the next disk reads' page cache to node 1
-	for c in "free >= min + headroom" "the hog spilled to node 1" "cpu_headroom_kb=0 leaves less free" \
-		 "a bound write completes" "the headroom handed back" "applied again"; do
+	for c in "free >= min + headroom" "the hog spilled to node 1" "cpu_headroom_kb=0: protection back" \
+		 "cpu_headroom_kb=0 leaves less free" "a bound write completes" "the headroom handed back" "applied again"; do
 		ksft_skip "$c" "node 0 is not filled in cxl mode (disk DMA into node 1 hangs the guest)"
 	done
 else
@@ -116,8 +116,22 @@ else
 		free0=$(zfield 0 "$zone0" free) pcp0=$(zfield 0 "$zone0" pcp)
 		stolen=$(( $(steals) - s0 ))
 		ksft_diag "cpu_headroom_kb=0: node 0 $zone0 free $free0 pages, $pcp0 on the CPUs' lists, $stolen reclaimed meanwhile, protection $(zfield 0 "$zone0" prot)"
-		ksft_check "cpu_headroom_kb=0: protection back to $before, a smaller hog leaves free < min + headroom (less what reclaim freed)" \
-			test "$(zfield 0 "$zone0" prot)" -eq "$before" -a $((free0 + pcp0 - stolen)) -lt $((min + want))
+		# The kernel's own reserve can be above min + headroom: pages on the
+		# CPUs' lists (1986 once, after the whole 6.12 kmem suite) and its
+		# low watermark, boosted after fragmentation (zoneinfo's includes
+		# the boost); then the hog spills to node 1 before node 0 gets there
+		# and this run cannot show what the headroom adds: skipped, with the
+		# numbers. The protection itself is checked either way.
+		low1=$(zfield 0 "$zone0" low)
+		ksft_check "cpu_headroom_kb=0: protection back to $before" \
+			test "$(zfield 0 "$zone0" prot)" -eq "$before"
+		if [ $((free0 + pcp0 - stolen)) -ge $((min + want)) ] && [ $((pcp0 + low1)) -ge $((min + want)) ]; then
+			ksft_skip "a smaller hog leaves free < min + headroom" \
+				"the kernel keeps $pcp0 pages on the CPUs' lists and a low watermark of $low1: above min + headroom ($min + $want)"
+		else
+			ksft_check "... a smaller hog leaves free < min + headroom, less what reclaim freed ($((free0 + pcp0 - stolen)) < $min + $want)" \
+				test $((free0 + pcp0 - stolen)) -lt $((min + want))
+		fi
 		echo -1 >$P
 		umount $HOG
 		# a bound allocation the headroom would refuse: handed back, not an OOM kill.
@@ -155,7 +169,7 @@ else
 			"$(zfield 0 "$zone0" prot)" "$((before + hr))"
 		echo -1 >$P
 	else
-		for c in "cpu_headroom_kb=0 leaves less free" "a bound write completes" \
+		for c in "cpu_headroom_kb=0: protection back" "cpu_headroom_kb=0 leaves less free" "a bound write completes" \
 			 "the headroom handed back" "applied again"; do
 			ksft_skip "$c" "no headroom in $VM_MODE mode"
 		done
