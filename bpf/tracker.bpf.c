@@ -207,24 +207,19 @@ struct {
 	__type(value, struct get_pages_args);
 } get_pages_entry SEC(".maps");
 
-#define GLOBAL_INC(field, n)						\
+/* entry 0 of a one-entry array MAP (value TYPE): its FIELD += N, atomically */
+#define MAP0_ADD(map, type, field, n)					\
 	do {								\
 		__u32 zero = 0;						\
-		struct tandem_trk_global *g;				\
-		g = bpf_map_lookup_elem(&global, &zero);		\
-		if (g)							\
-			__sync_fetch_and_add(&g->field, (n));		\
+		type *v = bpf_map_lookup_elem(&(map), &zero);		\
+		if (v)							\
+			__sync_fetch_and_add(&v->field, (n));		\
 	} while (0)
 
+/* this CPU's copy of a tracker-wide event counter: += N */
+#define GLOBAL_INC(field, n)	MAP0_ADD(global, struct tandem_trk_global, field, n)
 /* meta's gauges (pages_tracked, faults_pending), shared by every CPU: += N */
-#define META_ADD(field, n)						\
-	do {								\
-		__u32 zero = 0;						\
-		struct tandem_trk_meta *m;				\
-		m = bpf_map_lookup_elem(&meta, &zero);			\
-		if (m)							\
-			__sync_fetch_and_add(&m->field, (n));		\
-	} while (0)
+#define META_ADD(field, n)	MAP0_ADD(meta, struct tandem_trk_meta, field, n)
 
 /* meta.faults_pending now; 1 (look) when the map cannot tell */
 static __always_inline __u64 faults_pending(void)
