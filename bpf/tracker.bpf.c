@@ -153,7 +153,7 @@ struct pending {
 	 * a fork's child is a new thread, with no pending yet.
 	 */
 	__u32 cur_job;
-	__u32 pad0;
+	__u32 fault_job;	/* the job the pending fault (fault_valid) began in */
 	__u64 job_gen;
 	/*
 	 * Shared or own hits of whole files (read_one_loader()) not yet added
@@ -743,16 +743,19 @@ static long fault_vma(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
-/* a fault on a page not yet cached: count its folio once it is */
-static __always_inline void fault_flush(struct pending *p, __u32 job)
+/*
+ * A fault on a page not yet cached: its folio counted once it is, for the
+ * job the fault was taken in (as a pending read range is).
+ */
+static __always_inline void fault_flush(struct pending *p)
 {
 	struct tandem_trk_file f = { .file_id = p->fault_file_id,
 				     .dataset = p->fault_dataset };
 
 	if (!p->fault_valid)
 		return;
-	if (job)
-		map_folios(job, &f, p->fault_index, p->fault_index, p->fault_eof);
+	if (p->fault_job)
+		map_folios(p->fault_job, &f, p->fault_index, p->fault_index, p->fault_eof);
 	p->fault_valid = 0;
 	META_ADD(faults_pending, -1);
 }
@@ -844,7 +847,7 @@ static __always_inline void fault_at(struct task_struct *task, __u32 job,
 	p->fault_dataset = f->dataset;
 	p->fault_index = index;
 	p->fault_eof = eof;
-	p->job = job;
+	p->fault_job = job;
 	if (!p->fault_valid)
 		META_ADD(faults_pending, 1);
 	p->fault_valid = 1;
@@ -891,11 +894,8 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 		if (!faults_pending())
 			return 0;
 		p = bpf_task_storage_get(&pending, task, NULL, 0);
-		if (p && p->fault_valid) {
-			job = current_job();
-			if (job)
-				fault_flush(p, job);
-		}
+		if (p)
+			fault_flush(p);
 		return 0;
 	}
 	job = current_job();
@@ -903,7 +903,7 @@ int BPF_PROG(trk_tp_page_fault, unsigned long address, struct pt_regs *regs,
 		return 0;
 	p = bpf_task_storage_get(&pending, task, NULL, 0);
 	if (p)
-		fault_flush(p, job);
+		fault_flush(p);
 	seq_ok = mm_lock_seq(task, &seq, &mm);
 	if (seq_ok && vma_cached(p, seq, mm, address, &fc)) {
 		GLOBAL_INC(fault_vma_cached, 1);
@@ -1060,10 +1060,9 @@ int BPF_PROG(trk_tp_exit_fault, struct task_struct *task)
 {
 	struct pending *p = bpf_task_storage_get(&pending, bpf_get_current_task_btf(),
 						 NULL, 0);
-	__u32 job = current_job();
 
 	if (p)
-		fault_flush(p, job ?: p->job);
+		fault_flush(p);
 	return 0;
 }
 

@@ -113,6 +113,29 @@ static int mmap_file(const char *path, bool over_anon, bool cow)
 }
 
 /*
+ * One read fault on the first page of PATH (mapped shared, left mapped:
+ * unmapping runs code whose first run may fault): on a file not cached,
+ * the tracker's fault is pending (6.18: counted once the page is, at the
+ * thread's next fault or exit)
+ */
+static int fault_one(const char *path)
+{
+	volatile unsigned char sum;
+	unsigned char *q;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	q = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (q == MAP_FAILED)
+		return -1;
+	sum = q[0];
+	(void)sum;
+	return 0;
+}
+
+/*
  * The first LEN bytes (-1: half the file) in 1 MiB read() calls; RANDOM:
  * without read-ahead (which may take the whole file)
  */
@@ -191,7 +214,8 @@ static int fault_migrate(const char *path)
  * second thread reads) | wait-read (reads after a byte arrives on stdin) |
  * read-wait (reads, writes a byte to stdout, exits after a byte arrives on
  * stdin) | read-wait-read (reads, writes a byte, reads the next file after a
- * byte arrives) | read-half (the first half of each file) | exit (exits with the
+ * byte arrives) | fault-wait-mmap (fault_one(), writes a byte, maps the next
+ * file after a byte arrives) | read-half (the first half of each file) | exit (exits with the
  * status given instead of a file) | fault-migrate (fault_migrate()).
  */
 static int reader_main(int argc, char **argv)
@@ -233,6 +257,17 @@ static int reader_main(int argc, char **argv)
 
 			err = read_file(f) || write(1, &c, 1) != 1 || read(0, &c, 1) != 1 ||
 			      i + 1 == argc || read_file(argv[++i]);
+		} else if (!strcmp(mode, "fault-wait-mmap")) {
+			char c = 'd';
+
+			/*
+			 * write() and read() run once without effect first, so
+			 * that no fault of theirs (their code's first run) comes
+			 * between the fault and the move: one would count it
+			 */
+			err = write(1, &c, 0) != 0 || read(0, &c, 0) != 0 ||
+			      fault_one(f) || write(1, &c, 1) != 1 || read(0, &c, 1) != 1 ||
+			      i + 1 == argc || mmap_file(argv[++i], false, false);
 		} else if (!strcmp(mode, "exit")) {
 			return atoi(f);
 		} else if (!strcmp(mode, "fault-migrate")) {
@@ -1031,6 +1066,38 @@ TEST_F_TIMEOUT(tracker, moved_to_another_job, TIMEOUT_S)
 	EXPECT_GE(0, r.first);
 	EXPECT_GE(0, r.shared);
 	EXPECT_GE(0, r.own);
+}
+
+/*
+ * The same with a fault: a process that took a fault on a page not cached
+ * yet (pending on 6.18 until its next fault) and is then moved to J2 has
+ * that page counted for J1 (with the job it was taken in): J2, which never
+ * touched a, has no counts for it at all. Until the pending fault kept its
+ * job, J2's first fault after the move flushed it for J2, which made J2 an
+ * empty row of d1 here (on 6.18 the filemap_fault tracepoint had counted
+ * the page for J1 already, so J2 found it mapped by the same process).
+ */
+TEST_F_TIMEOUT(tracker, moved_after_a_fault, TIMEOUT_S)
+{
+	struct held_reader h;
+	struct row r;
+	int st;
+
+	SKIP_IF_NO_BPF();
+	st = held_start(&h, "J1", "fault-wait-mmap", self->a, self->b);
+	ASSERT_EQ(0, st) TH_LOG("the reader ended before its fault: status %#x", st);
+	ASSERT_EQ(0, ctl(NULL, 0, "track -q --name J2 --pid %d", h.pid));
+	ASSERT_EQ(0, held_finish(&h));
+	/* J1 loaded a's first pages (the fault's read-around) */
+	ASSERT_EQ(0, stats_row("J1", "d1", NULL, &r));
+	EXPECT_LT(0, r.miss);
+	ASSERT_EQ(0, stats_row("J2", "d2", NULL, &r));
+	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));
+	/* nothing of a for J2: no counts (-1) */
+	ASSERT_EQ(0, stats_row("J2", "d1", NULL, &r));
+	EXPECT_EQ(-1, r.miss) TH_LOG("J2 d1: miss %lld first %lld own %lld shared %lld",
+				       r.miss, r.first, r.own, r.shared);
+	EXPECT_EQ(-1, r.shared);
 }
 
 /* the job's exit status is tandemctl's; a missing command is 127 */
