@@ -97,11 +97,16 @@ ksft_check "calibrate: 3 warm runs per job (the default), the rate within their 
 ksft_expect_eq "calibrate: 2 read streams per job (its --workers 2)" \
 	"$(pq '[.instances[].streams] | join(" ")')" "2 2"
 # the two jobs at once (model.md, "CPU contention"): each one's CPU over the
-# window in which both read against its own on the same reads alone; two
-# jobs on two cores cost each other little (validation.md: 1.00-1.08)
-ksft_diag "contention: $(pq -c '.host')"
-ksft_check "calibrate: 3 runs of both jobs together, each one's CPU ratio in [0.7, 1.5], cpu_contention = max(measured, 0) in [0, 0.5], the same in calibrate's output" \
-	test "$(pq '.host as $h | $h.contention | select(.runs == 3 and (.instances | map(.name)) == ["A", "B"] and all(.instances[]; .cpu_ratio >= 0.7 and .cpu_ratio <= 1.5) and .min <= .measured and .measured <= .max and $h.cpu_contention == ([.measured, 0] | max) and $h.cpu_contention <= 0.5 and .window_s >= 1) | "ok"')" = ok \
+# window in which both read against its own on the same reads alone. Two
+# jobs on two cores cost each other little (validation.md: 1.00-1.08 on
+# an AMD EPYC host), but where the two CPUs are one core's two hardware
+# threads each runs at about 0.6 of its speed alone: the CI host of
+# 2026-12-07 measured 1.33 and 1.62 (C 0.46). So a ratio up to 2.5 (SMT's
+# 2x and caches) and C up to 1.5 (n = 2: the ratio less 1) are a host's;
+# outside them, or below 0.7, the measurement is wrong.
+ksft_diag "contention: $(pq -c '.host'); CPUs: $(lscpu 2>/dev/null | awk -F: '/^(Model name|Thread\(s\) per core|Core\(s\) per socket)/ { gsub(/^ +/, "", $2); printf "%s=%s; ", $1, $2 }')"
+ksft_check "calibrate: 3 runs of both jobs together, each one's CPU ratio in [0.7, 2.5], cpu_contention = max(measured, 0) in [0, 1.5], the same in calibrate's output" \
+	test "$(pq '.host as $h | $h.contention | select(.runs == 3 and (.instances | map(.name)) == ["A", "B"] and all(.instances[]; .cpu_ratio >= 0.7 and .cpu_ratio <= 2.5) and .min <= .measured and .measured <= .max and $h.cpu_contention == ([.measured, 0] | max) and $h.cpu_contention <= 1.5 and .window_s >= 1) | "ok"')" = ok \
 	-a "$(jq -r '.cpu_contention' "$tmp/cal.out" 2>/dev/null)" = "$(pq '.host.cpu_contention')"
 
 # 6-11: run at a stagger of 2 s on the cold store
