@@ -1032,6 +1032,23 @@ TEST_F_TIMEOUT(tracker, fault_flushed_on_another_cpu, TIMEOUT_S)
 }
 
 /*
+ * A reader in J1 by MODE on a then b, registered into J2 (tandemctl track
+ * --pid) once it wrote its byte (after its first file), then let go to
+ * its end.
+ */
+static void moved_to_j2(struct __test_metadata *_metadata, FIXTURE_DATA(tracker) *self,
+			const char *mode)
+{
+	struct held_reader h;
+	int st;
+
+	st = held_start(&h, "J1", mode, self->a, self->b);
+	ASSERT_EQ(0, st) TH_LOG("%s: the reader ended before its byte: status %#x", mode, st);
+	ASSERT_EQ(0, ctl(NULL, 0, "track -q --name J2 --pid %d", h.pid));
+	ASSERT_EQ(0, held_finish(&h));
+}
+
+/*
  * A process registered into another job while it runs (track --pid: the
  * latest registration wins) reads for that job from then on, though its
  * thread keeps its job from its earlier reads (layout 10: checked against
@@ -1041,16 +1058,10 @@ TEST_F_TIMEOUT(tracker, fault_flushed_on_another_cpu, TIMEOUT_S)
  */
 TEST_F_TIMEOUT(tracker, moved_to_another_job, TIMEOUT_S)
 {
-	struct held_reader h;
 	struct row r;
-	int st;
 
 	SKIP_IF_NO_BPF();
-	st = held_start(&h, "J1", "read-wait-read", self->a, self->b);
-	ASSERT_EQ(0, st) TH_LOG("the reader ended before its first read was done: status %#x", st);
-	/* tandemctl track and its reader, into J2 */
-	ASSERT_EQ(0, ctl(NULL, 0, "track -q --name J2 --pid %d", h.pid));
-	ASSERT_EQ(0, held_finish(&h));
+	moved_to_j2(_metadata, self, "read-wait-read");
 	ASSERT_EQ(0, stats_row("J1", "d1", NULL, &r));
 	EXPECT_NEAR(FILE_PAGES, r.miss, TOL(FILE_PAGES));
 	ASSERT_EQ(0, stats_row("J2", "d2", NULL, &r));
@@ -1079,15 +1090,10 @@ TEST_F_TIMEOUT(tracker, moved_to_another_job, TIMEOUT_S)
  */
 TEST_F_TIMEOUT(tracker, moved_after_a_fault, TIMEOUT_S)
 {
-	struct held_reader h;
 	struct row r;
-	int st;
 
 	SKIP_IF_NO_BPF();
-	st = held_start(&h, "J1", "fault-wait-mmap", self->a, self->b);
-	ASSERT_EQ(0, st) TH_LOG("the reader ended before its fault: status %#x", st);
-	ASSERT_EQ(0, ctl(NULL, 0, "track -q --name J2 --pid %d", h.pid));
-	ASSERT_EQ(0, held_finish(&h));
+	moved_to_j2(_metadata, self, "fault-wait-mmap");
 	/* J1 loaded a's first pages (the fault's read-around) */
 	ASSERT_EQ(0, stats_row("J1", "d1", NULL, &r));
 	EXPECT_LT(0, r.miss);
