@@ -183,38 +183,107 @@ static int alt_plan(const struct rel_plan_opts *o, struct model *m, struct rel_p
 			       &p->alt[a]);
 }
 
+/* The order merged by need at release vector d into out (*n files), predicted in a. */
+static int need_eval(const struct rel_plan_opts *o, const struct sample_set *ds,
+		     struct model_set *set, const struct rel_plan *p, const double *d,
+		     uint32_t *out, size_t *n, uint32_t *ext, struct rel_plan_alt *a)
+{
+	struct mo_seq seqs[REL_MAX_INST];
+	int err;
+
+	plan_seqs(o, p, d, seqs);
+	err = mo_merge_by_need(seqs, o->seqs->n, ds->files.sizes, ds->files.n, out, NULL, n);
+	err = err ?: set_prefetch(set, ds, out, *n, o->pf_cap, ext);
+	return err ?: alt_eval(set->m, d, a);
+}
+
+/* A kept as the need alternative, its order ORDER[0..n) in files, when faster (true). */
+static bool need_keep(struct rel_plan *p, const struct rel_plan_alt *a, uint32_t *files,
+		      const uint32_t *order, size_t n)
+{
+	if (p->alt[REL_PF_NEED].have && a->makespan >= p->alt[REL_PF_NEED].makespan)
+		return false;
+	p->alt[REL_PF_NEED] = *a;
+	memmove(files, order, n * sizeof(*files));
+	p->pf_nfiles = n;
+	return true;
+}
+
+/* uniform staggers the need merge is searched over under auto, 0 included */
+#define NEED_GRID	24
+
 /*
- * By need: at the release vector of no prefetch and of the position merge
- * under auto (the order follows the releases, so it is merged for each),
- * else at the given one; the faster is kept, its order in best.
+ * Under auto, the need merge along the uniform staggers (instance k at
+ * k * u, u from 0 to the longest instance alone, NEED_GRID steps), each
+ * merged for its own releases (model_best() cannot: its model's prefetch
+ * is fixed); the best kept unless it gains less than --min-gain over u = 0,
+ * as the search does. MO gets what was searched when it is kept.
+ */
+static int need_line(const struct rel_plan_opts *o, const struct sample_set *ds,
+		     struct model_set *set, struct rel_plan *p, struct mo_report *mo,
+		     uint32_t *files, uint32_t *ext)
+{
+	double d[REL_MAX_INST] = { 0 }, horizon = 0, t;
+	uint32_t *scratch = files + ds->files.n;
+	struct mo_report r = { .n = o->n, .searched = true, .best_m = INFINITY };
+	struct rel_plan_alt a;
+	size_t n;
+	int err = 0;
+
+	for (int i = 0; i < o->n && !err; i++) {
+		err = model_solo(set->m, i, &t);
+		horizon = fmax(horizon, t);
+	}
+	for (int g = 0; g <= NEED_GRID && !err; g++) {
+		for (int i = 0; i < o->n; i++)
+			d[i] = horizon * g / NEED_GRID * i;
+		err = need_eval(o, ds, set, p, d, scratch, &n, ext, &a);
+		if (!err && !g)
+			r.m0 = a.makespan;
+		if (!err && a.makespan < r.best_m) {
+			r.best_m = a.makespan;
+			memcpy(r.best, d, sizeof(d));
+		}
+	}
+	if (err)
+		return err;
+	r.gain = r.m0 > 0 ? (r.m0 - r.best_m) / r.m0 : 0;
+	r.together = r.gain < o->min_gain;
+	if (!r.together)
+		memcpy(r.chosen, r.best, sizeof(r.chosen));
+	r.evals = NEED_GRID + 2;
+	err = need_eval(o, ds, set, p, r.chosen, scratch, &n, ext, &a);
+	r.chosen_m = a.makespan;
+	if (!err && need_keep(p, &a, files, scratch, n))
+		mo[REL_PF_NEED] = r;
+	return err;
+}
+
+/*
+ * By need: under auto at the release vector of no prefetch and of the
+ * position merge, and along the uniform staggers (need_line()): the order
+ * follows the releases, so it is merged for each; else at the given
+ * vector. The fastest is kept, its order in files.
  */
 static int alt_need(const struct rel_plan_opts *o, const struct sample_set *ds,
 		    struct model_set *set, struct rel_plan *p, struct mo_report *mo,
 		    uint32_t *files, uint32_t *ext)
 {
 	bool autom = p->stagger == TANDEM_STAGGER_AUTO;
-	struct mo_seq seqs[REL_MAX_INST];
+	uint32_t *scratch = files + ds->files.n;
 	struct rel_plan_alt a;
 	size_t n;
 	int err = 0;
 
 	for (int c = 0; c < (autom ? 2 : 1) && !err; c++) {
 		enum rel_pf_plan from = c ? REL_PF_POSITION : REL_PF_NONE;
-		const double *d = autom ? p->alt[from].delta : p->delta;
 
-		plan_seqs(o, p, d, seqs);
-		err = mo_merge_by_need(seqs, o->seqs->n, ds->files.sizes, ds->files.n, files + ds->files.n,
-				       NULL, &n);
-		err = err ?: set_prefetch(set, ds, files + ds->files.n, n, o->pf_cap, ext);
-		err = err ?: alt_eval(set->m, d, &a);
-		if (err || (p->alt[REL_PF_NEED].have && a.makespan >= p->alt[REL_PF_NEED].makespan))
-			continue;
-		p->alt[REL_PF_NEED] = a;
-		memcpy(files, files + ds->files.n, n * sizeof(*files));
-		p->pf_nfiles = n;
-		mo[REL_PF_NEED] = mo[from];
+		err = need_eval(o, ds, set, p, autom ? p->alt[from].delta : p->delta, scratch, &n,
+				ext, &a);
+		if (!err && need_keep(p, &a, files, scratch, n))
+			mo[REL_PF_NEED] = mo[from];
 	}
-	return err;
+	return err || !autom ? err : need_line(o, ds, set, p, mo, files, ext);
 }
 
 /*
