@@ -223,20 +223,15 @@ static int need_line(const struct rel_plan_opts *o, const struct sample_set *ds,
 		     struct model_set *set, struct rel_plan *p, struct mo_report *mo,
 		     uint32_t *files, uint32_t *ext)
 {
-	double d[REL_MAX_INST] = { 0 }, horizon = 0, t;
+	double d[REL_MAX_INST] = { 0 }, horizon;
 	uint32_t *scratch = files + ds->files.n;
-	struct mo_report r = { .n = o->n, .searched = true, .best_m = INFINITY };
+	struct mo_report r = { .searched = true, .best_m = INFINITY };
 	struct rel_plan_alt a;
 	size_t n;
-	int err = 0;
+	int err = mo_solo_all(set->m, &r, &horizon);
 
-	for (int i = 0; i < o->n && !err; i++) {
-		err = model_solo(set->m, i, &t);
-		horizon = fmax(horizon, t);
-	}
 	for (int g = 0; g <= NEED_GRID && !err; g++) {
-		for (int i = 0; i < o->n; i++)
-			d[i] = horizon * g / NEED_GRID * i;
+		mo_grid_delta(horizon * g / NEED_GRID, o->n, d);
 		err = need_eval(o, ds, set, p, d, scratch, &n, ext, &a);
 		if (!err && !g)
 			r.m0 = a.makespan;
