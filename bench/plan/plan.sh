@@ -27,6 +27,8 @@ NAME=${STORE_NAME:-plan}
 MNT=${STORE_DIR:-/var/tmp/tandem-plan/mnt}
 IMG=${STORE_IMAGE:-/var/tmp/tandem-plan/store.img}
 export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-plan}
+# tandemctl run leaves the tracker loaded (pinned) for stats: unload it at exit
+trap '"$T" tracker unload >/dev/null 2>&1 || true' EXIT
 WARM=${WARM:-20s}
 reps=3 scenarios="three differ2"
 while [ $# -gt 0 ]; do

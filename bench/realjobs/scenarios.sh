@@ -37,6 +37,8 @@ NAME=${STORE_NAME:-rj}
 MNT=${STORE_DIR:-/var/tmp/tandem-rj/mnt}
 QUIET=${QUIET-$( [ -x /work/bin/quiet ] && echo /work/bin/quiet || true )}
 export TANDEM_TRACKER_DIR=${TANDEM_TRACKER_DIR:-/sys/fs/bpf/tandem-rj}
+# tandemctl run leaves the tracker loaded (pinned) for stats: unload it at exit
+trap '"$T" tracker unload >/dev/null 2>&1 || true' EXIT
 reps=2 scenarios="same2 differ2 three"
 GRID=${GRID:-0 2 4 6 9 12 auto}
 while [ $# -gt 0 ]; do

@@ -587,7 +587,15 @@ static void cleanup(void)
 		snprintf(path, sizeof(path), "%s/%s", test_dir, names[i]);
 		unlink(path);
 	}
-	rmdir(test_dir);
+	/* hits_summed_small_files' eight files */
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof(path), "%s/small/s%d", test_dir, i);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/small", test_dir);
+	rmdir(path);
+	if (rmdir(test_dir))
+		fprintf(stderr, "# left behind: %s: %s\n", test_dir, strerror(errno));
 }
 
 /*
