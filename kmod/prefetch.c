@@ -149,6 +149,7 @@ static long tandem_pf_batch(struct tandem_prefetch *pf, struct file *file,
 	unsigned int nofs;
 	struct page *page;
 	pgoff_t end;
+	int err = 0;
 	long ret;
 
 	filemap_invalidate_lock_shared(mapping);
@@ -170,15 +171,28 @@ static long tandem_pf_batch(struct tandem_prefetch *pf, struct file *file,
 		if (i && tandem_pf_cached(mapping, index + i))
 			break;
 		page = alloc_pages_node(pf->node, gfp, 0);
-		if (!page)
+		if (!page) {
+			err = -ENOMEM;
 			break;
-		if (filemap_add_folio(mapping, page_folio(page), index + i, gfp)) {
+		}
+		err = filemap_add_folio(mapping, page_folio(page), index + i, gfp);
+		if (err) {
 			put_page(page);
 			break;
 		}
 		rac._nr_pages++;
 	}
 	memalloc_nofs_restore(nofs);
+	/*
+	 * -EEXIST: a reader inserted the page since tandem_pf_cached() looked
+	 * (jobs read the files the prefetch reads): it is cached, go on after
+	 * it. Only a failed allocation or insertion ends the prefetch.
+	 */
+	if (!i && err == -EEXIST) {
+		atomic64_inc(&pf->ds->cnt[TANDEM_CNT_PREFETCH_CACHED]);
+		ret = 1;
+		goto out_unlock;
+	}
 	if (!i) {
 		ret = -ENOMEM;
 		goto out_unlock;
