@@ -134,6 +134,39 @@ static bool tandem_pf_cached(struct address_space *mapping, pgoff_t index)
 }
 
 /*
+ * Allocate on the target node and insert locked up to max pages from
+ * index, stopping at a cached one. Returns how many were inserted; *err
+ * says why it stopped short (-ENOMEM, -EEXIST, ...), 0 when it did not.
+ */
+static unsigned long tandem_pf_insert(struct tandem_prefetch *pf,
+				      struct address_space *mapping, pgoff_t index,
+				      unsigned long max, int *err)
+{
+	gfp_t gfp = (readahead_gfp_mask(mapping) & ~__GFP_DIRECT_RECLAIM) | __GFP_THISNODE;
+	unsigned int nofs = memalloc_nofs_save();	/* as page_cache_ra_unbounded(): folios are locked */
+	struct page *page;
+	unsigned long i;
+
+	*err = 0;
+	for (i = 0; i < max; i++) {
+		if (i && tandem_pf_cached(mapping, index + i))
+			break;
+		page = alloc_pages_node(pf->node, gfp, 0);
+		if (!page) {
+			*err = -ENOMEM;
+			break;
+		}
+		*err = filemap_add_folio(mapping, page_folio(page), index + i, gfp);
+		if (*err) {
+			put_page(page);
+			break;
+		}
+	}
+	memalloc_nofs_restore(nofs);
+	return i;
+}
+
+/*
  * Insert and read up to max missing pages from index. Returns the pages
  * consumed (read or skipped as cached), 0 past the end of the file (it was
  * truncated), or -ENOMEM when the node is full. Holds the invalidate lock
@@ -143,13 +176,10 @@ static long tandem_pf_batch(struct tandem_prefetch *pf, struct file *file,
 			    struct file_ra_state *ra, pgoff_t index, unsigned long max)
 {
 	struct address_space *mapping = file->f_mapping;
-	gfp_t gfp = (readahead_gfp_mask(mapping) & ~__GFP_DIRECT_RECLAIM) | __GFP_THISNODE;
 	DEFINE_READAHEAD(rac, file, ra, mapping, index);
-	unsigned long i, cached = 0;
-	unsigned int nofs;
-	struct page *page;
+	unsigned long n, cached = 0;
 	pgoff_t end;
-	int err = 0;
+	int err;
 	long ret;
 
 	filemap_invalidate_lock_shared(mapping);
@@ -166,42 +196,27 @@ static long tandem_pf_batch(struct tandem_prefetch *pf, struct file *file,
 		ret = cached;
 		goto out_unlock;
 	}
-	nofs = memalloc_nofs_save();	/* as page_cache_ra_unbounded(): folios are locked */
-	for (i = 0; i < max; i++) {
-		if (i && tandem_pf_cached(mapping, index + i))
-			break;
-		page = alloc_pages_node(pf->node, gfp, 0);
-		if (!page) {
-			err = -ENOMEM;
-			break;
-		}
-		err = filemap_add_folio(mapping, page_folio(page), index + i, gfp);
-		if (err) {
-			put_page(page);
-			break;
-		}
-		rac._nr_pages++;
-	}
-	memalloc_nofs_restore(nofs);
+	n = tandem_pf_insert(pf, mapping, index, max, &err);
 	/*
 	 * -EEXIST: a reader inserted the page since tandem_pf_cached() looked
 	 * (jobs read the files the prefetch reads): it is cached, go on after
 	 * it. Only a failed allocation or insertion ends the prefetch.
 	 */
-	if (!i && err == -EEXIST) {
+	if (!n && err == -EEXIST) {
 		atomic64_inc(&pf->ds->cnt[TANDEM_CNT_PREFETCH_CACHED]);
 		ret = 1;
 		goto out_unlock;
 	}
-	if (!i) {
+	if (!n) {
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
+	rac._nr_pages = n;
 	tandem_pf_read(&rac);
-	tandem_pf_track(pf, mapping, index + i - 1);
-	atomic64_add(i, &pf->ds->cnt[TANDEM_CNT_PREFETCHED]);
-	pf->bytes_read += (u64)i << PAGE_SHIFT;
-	ret = i;
+	tandem_pf_track(pf, mapping, index + n - 1);
+	atomic64_add(n, &pf->ds->cnt[TANDEM_CNT_PREFETCHED]);
+	pf->bytes_read += (u64)n << PAGE_SHIFT;
+	ret = n;
 out_unlock:
 	filemap_invalidate_unlock_shared(mapping);
 	return ret;
