@@ -48,6 +48,9 @@
 
 static char self_exe[PATH_MAX];
 static char test_dir[PATH_MAX];
+/* hits_summed_small_files' files, TEST_DIR/SMALL_DIR/s0..: removed at exit */
+#define SMALL_DIR	"small"
+#define SMALL_FILES	8
 static char tandemctl[PATH_MAX];
 
 /* ---------------- the workload side ---------------- */
@@ -587,12 +590,11 @@ static void cleanup(void)
 		snprintf(path, sizeof(path), "%s/%s", test_dir, names[i]);
 		unlink(path);
 	}
-	/* hits_summed_small_files' eight files */
-	for (int i = 0; i < 8; i++) {
-		snprintf(path, sizeof(path), "%s/small/s%d", test_dir, i);
+	for (int i = 0; i < SMALL_FILES; i++) {
+		snprintf(path, sizeof(path), "%s/" SMALL_DIR "/s%d", test_dir, i);
 		unlink(path);
 	}
-	snprintf(path, sizeof(path), "%s/small", test_dir);
+	snprintf(path, sizeof(path), "%s/" SMALL_DIR, test_dir);
 	rmdir(path);
 	if (rmdir(test_dir))
 		fprintf(stderr, "# left behind: %s: %s\n", test_dir, strerror(errno));
@@ -915,10 +917,10 @@ TEST_F_TIMEOUT(tracker, hits_summed_small_files, TIMEOUT_S)
 	int fd;
 
 	SKIP_IF_NO_BPF();
-	snprintf(dir, sizeof(dir), "%s/small", test_dir);
+	snprintf(dir, sizeof(dir), "%s/" SMALL_DIR, test_dir);
 	ASSERT_TRUE(!mkdir(dir, 0755) || errno == EEXIST);
 	memset(buf, 's', sizeof(buf));
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < SMALL_FILES; i++) {
 		snprintf(path, sizeof(path), "%s/s%d", dir, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		ASSERT_LE(0, fd);
