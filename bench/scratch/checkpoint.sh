@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checkpoint stalls (issue 36) in the VM rig's kmem mode: one loadgen job
+# Checkpoint stalls (issue 36) in the VM rig (kmem mode unless --mode): one loadgen job
 # reading a cold dataset from the throttled disk, checkpointing CKSIZE every
 # EVERY steps, in four cases (bench/scratch/vm-checkpoint.sh): none (no
 # checkpoints), disk (straight to the disk), dram (a DRAM tmpfs scratch,
@@ -9,7 +9,13 @@
 #
 #   bench/scratch/checkpoint.sh [--reps N] [--files N] [--size-mib M] [--epochs E]
 #       [--compute DUR] [--ckpt SIZE] [--every K] [--rate R] [--scratch SIZE]
-#       [--bps B] [--node0-mb M] [--node1-mb M] [--out DIR]
+#       [--bps B] [--node0-mb M] [--node1-mb M] [--kernel KVER] [--mode kmem|cxl]
+#       [--out DIR]
+#
+# --kernel and --mode go to selftests/vm/run-vm.sh (default: its default
+# kernel, kmem). In cxl mode node 1 is QEMU's emulated CXL type-3 memory: the
+# scratch lives there and only the CPU copies into and out of it (the disk's
+# DMA goes to node 0's page cache: the rig's cxl mode hangs on DMA into it).
 #
 # Before the boot the host's load and any other qemu-system are recorded
 # (OUT/host.txt), and every 5 s during it (OUT/others). Prints
@@ -19,7 +25,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 args="$*"
 reps=3 nfiles=80 mib=1 epochs=2 compute=50ms ck=96M every=40 rate=25M scr=400M
-bps=52428800 node0=768 node1=1024 out=
+bps=52428800 node0=768 node1=1024 out= kver= mode=kmem
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) reps=$2; shift ;;
@@ -35,6 +41,8 @@ while [ $# -gt 0 ]; do
 	--node0-mb) node0=$2; shift ;;
 	--node1-mb) node1=$2; shift ;;
 	--out) out=$2; shift ;;
+	--kernel) kver=$2; shift ;;
+	--mode) mode=$2; shift ;;
 	*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 	esac
 	shift
@@ -55,7 +63,8 @@ SCRSIZE=$scr
 BPS=$bps
 EOP
 echo "bench/scratch/checkpoint.sh $args" >"$out/commands"
-cmd=(bash "$top/selftests/vm/run-vm.sh" --mode kmem --script "$top/bench/scratch/vm-checkpoint.sh"
+case $mode in kmem|cxl) ;; *) echo "checkpoint.sh: --mode kmem|cxl, not '$mode'" >&2; exit 2 ;; esac
+cmd=(bash "$top/selftests/vm/run-vm.sh" --mode "$mode" ${kver:+--kernel "$kver"} --script "$top/bench/scratch/vm-checkpoint.sh"
 	--files "$out/files" --node0-mb "$node0" --node1-mb "$node1"
 	--disk-mb $((nfiles * mib + 1536)) --bps "$bps" --timeout 1500 --vm-timeout 1600 --quiet)
 echo "${cmd[*]}" | sed "s|$top/||g" >>"$out/commands"

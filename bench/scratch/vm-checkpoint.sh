@@ -1,6 +1,6 @@
 #!/bin/sh
 # shellcheck shell=sh disable=SC1091
-# Inside the VM rig (busybox sh, cwd /mnt/data; kmem mode: node 1 is dax/kmem
+# Inside the VM rig (busybox sh, cwd /mnt/data; node 1 is dax/kmem or CXL
 # memory in a lower tier); started by bench/scratch/checkpoint.sh with
 # /extra/params.sh. One loadgen job (EPOCHS epochs of a cold dataset on the
 # throttled disk, COMPUTE per step) in four cases, REPS times, the cases'
