@@ -204,6 +204,7 @@ append="$append tandem.top=$top $extra_append"	# the checkout, as seen in /host
 diskbus=''
 m0=(-object memory-backend-ram,id=m0,size="${node0}M")
 n0=(-numa node,nodeid=0,cpus=0-$((smp - 1)),memdev=m0)
+cpu=max
 case $mode in
 numa)
 	machine=(-M pc -m "$((node0 + node1))M" "${m0[@]}"
@@ -223,6 +224,16 @@ cxl)
 	# read as zeros). Backing files are sparse, removed after the run. CXL decodes 256 MiB units and
 	# dax/kmem loses the first 128 MiB block to the namespace's metadata.
 	rm -f "$vm/cxl-lsa0.raw" "$vm/cxl-mem0.raw"
+	# Kernels after 6.1 need two more things of QEMU 7.2's device: the guest
+	# must not see the hypervisor CPUID bit (a region commit flushes CPU
+	# caches with wbinvd, and cpu_cache_has_invalidate_memregion() refuses
+	# under a hypervisor: "Failed to synchronize CPU cache state"), and
+	# cxl_pci must not set up event interrupts the device lacks ("Failed to
+	# get interrupt for event Info log"): pcie_ports=compat keeps the OS from
+	# asking _OSC for CXL error reporting, so the driver leaves events to the
+	# firmware. Both are kept on 6.1, where neither is needed.
+	cpu=max,-hypervisor
+	append="$append pcie_ports=compat"
 	cxlmb=$(((node1 + 128 + 255) / 256 * 256))
 	diskbus=,bus=pcie.0	# not behind the CXL host bridge, which takes bridges only
 	machine=(-M q35,cxl=on -m "${node0}M,slots=2,maxmem=$((node0 + 4096))M" "${m0[@]}"
@@ -242,7 +253,7 @@ boot_vm() {
 [ "$keep_disk" = 1 ] || make_disk
 : >"$console"; : >"$tap"
 t0=$(date +%s.%N)
-timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu max \
+timeout -k 10 "$vmtimeout" qemu-system-x86_64 -accel "tcg,thread=$tcg" -cpu "$cpu" \
 	-smp "$smp" "${machine[@]}" \
 	-kernel "$kernel" -initrd "$vm/initramfs.cpio" -append "$append" \
 	-drive "file=$img,if=none,id=data,format=raw$throttle" \
