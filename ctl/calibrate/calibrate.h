@@ -199,6 +199,14 @@ int cal_predict_rate(const char *graph, double batch, double sample_bytes,
  */
 void cal_warm_median(const struct cal_warm *runs, int n, struct cal_warm *out);
 
+/*
+ * How far apart the warm runs' rates were: (max - min) / median, 0 with one
+ * run. Above CAL_WARM_SPREAD_WARN calibrate says so: the job's own speed
+ * varied between runs, and every prediction from the profile carries it.
+ */
+#define CAL_WARM_SPREAD_WARN	0.2
+double cal_warm_spread(const struct cal_warm *w);
+
 #define CAL_BW_SECONDS	3.0	/* default length of each B(k) measurement */
 
 struct cal_opts {

@@ -14,6 +14,7 @@
 #include "calibrate/calibrate.h"
 #include "calibrate/session.h"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/util.h"
 #include "module/module.h"
 
@@ -122,6 +123,16 @@ static int cal_warm_instance(struct cal_session *s, struct profile_inst *pi, int
 		}
 	}
 	cal_warm_median(runs, r->warm_runs, &w);
+	if (cal_warm_spread(&w) > CAL_WARM_SPREAD_WARN) {
+		char lo[32], hi[32];
+
+		ctl_err("instance %s: its %d warm runs read %s to %s, %.0f%% of their median "
+			"apart: the job's own speed varied between runs (a busy machine, or its "
+			"own processes' scheduling), and predictions from this profile carry "
+			"that; a quieter machine or more --warm-runs narrow it", pi->m.name,
+			w.runs, units_fmt_rate(w.rate_min, lo, sizeof(lo)),
+			units_fmt_rate(w.rate_max, hi, sizeof(hi)), 100 * cal_warm_spread(&w));
+	}
 	return cal_apply_warm(r, pi, i, &w);
 }
 

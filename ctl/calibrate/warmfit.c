@@ -485,3 +485,10 @@ void cal_warm_median(const struct cal_warm *runs, int n, struct cal_warm *out)
 	out->seconds = secs;
 	out->runs = n;
 }
+
+double cal_warm_spread(const struct cal_warm *w)
+{
+	if (w->runs < 2 || !(w->rate > 0) || !(w->rate_max >= w->rate_min))
+		return 0;
+	return (w->rate_max - w->rate_min) / w->rate;
+}

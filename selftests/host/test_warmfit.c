@@ -316,4 +316,30 @@ TEST(median_of_runs)
 	EXPECT_FALSE(m.epoch2_seen);	/* 1 of 2: not most */
 }
 
+/*
+ * The runs' spread calibrate warns about: (max - min) / median, above 0.2.
+ * The figures are calibrate's of one PyTorch job on a 2-vCPU host
+ * (results/validation.md, "calibrate three times in a row").
+ */
+TEST(spread_of_runs)
+{
+	struct cal_warm r[3] = { 0 }, m;
+
+	r[0].rate = 12.4, r[1].rate = 13.2, r[2].rate = 19.9;
+	cal_warm_median(r, 3, &m);
+	EXPECT_TRUE(fabs(cal_warm_spread(&m) - 7.5 / 13.2) < 1e-9);
+	EXPECT_GT(cal_warm_spread(&m), CAL_WARM_SPREAD_WARN);
+	r[0].rate = 41.8, r[1].rate = 42.9, r[2].rate = 45.9;
+	cal_warm_median(r, 3, &m);
+	EXPECT_TRUE(fabs(cal_warm_spread(&m) - 4.1 / 42.9) < 1e-9);
+	EXPECT_LT(cal_warm_spread(&m), CAL_WARM_SPREAD_WARN);
+	/* one run: nothing to compare, whatever its rate */
+	cal_warm_median(r, 1, &m);
+	EXPECT_EQ(0, cal_warm_spread(&m));
+	/* no rate (a run that measured none): no spread, not a division by 0 */
+	r[0].rate = r[1].rate = r[2].rate = 0;
+	cal_warm_median(r, 3, &m);
+	EXPECT_EQ(0, cal_warm_spread(&m));
+}
+
 TEST_HARNESS_MAIN
