@@ -48,6 +48,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 out=${out:-$top/build/bench/scratch-$(date +%Y%m%d-%H%M%S)}
+case $mode in kmem|cxl) ;; *) echo "checkpoint.sh: --mode kmem|cxl, not '$mode'" >&2; exit 2 ;; esac
 mkdir -p "$out/files"
 cp "$top/bench/scratch/vm-checkpoint.sh" "$out/files/"
 cat >"$out/files/params.sh" <<EOP
@@ -63,7 +64,6 @@ SCRSIZE=$scr
 BPS=$bps
 EOP
 echo "bench/scratch/checkpoint.sh $args" >"$out/commands"
-case $mode in kmem|cxl) ;; *) echo "checkpoint.sh: --mode kmem|cxl, not '$mode'" >&2; exit 2 ;; esac
 cmd=(bash "$top/selftests/vm/run-vm.sh" --mode "$mode" ${kver:+--kernel "$kver"} --script "$top/bench/scratch/vm-checkpoint.sh"
 	--files "$out/files" --node0-mb "$node0" --node1-mb "$node1"
 	--disk-mb $((nfiles * mib + 1536)) --bps "$bps" --timeout 1500 --vm-timeout 1600 --quiet)
