@@ -25,7 +25,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 args="$*"
 reps=3 nfiles=80 mib=1 epochs=2 compute=50ms ck=96M every=40 rate=25M scr=400M
-bps=52428800 node0=768 node1=1024 out= kver= mode=kmem
+bps=52428800 node0=768 node1=1024 out='' kver='' mode=kmem
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) reps=$2; shift ;;
