@@ -97,6 +97,7 @@ static int cal_warm_instance(struct cal_session *s, struct profile_inst *pi, int
 				   .first_read_limit = CAL_FIRST_READ_LIMIT };
 	struct cal_warm w, runs[CAL_MAX_WARM_RUNS];
 	char job[64], trace[4096];
+	double spread;
 	int err;
 
 	/* epochs= given: a warm run that read them all was ending by itself */
@@ -123,7 +124,8 @@ static int cal_warm_instance(struct cal_session *s, struct profile_inst *pi, int
 		}
 	}
 	cal_warm_median(runs, r->warm_runs, &w);
-	if (cal_warm_spread(&w) > CAL_WARM_SPREAD_WARN) {
+	spread = cal_warm_spread(&w);
+	if (spread > CAL_WARM_SPREAD_WARN) {
 		char lo[32], hi[32];
 
 		ctl_err("instance %s: its %d warm runs read %s to %s, %.0f%% of their median "
@@ -131,7 +133,7 @@ static int cal_warm_instance(struct cal_session *s, struct profile_inst *pi, int
 			"own processes' scheduling), and predictions from this profile carry "
 			"that; a quieter machine or more --warm-runs narrow it", pi->m.name,
 			w.runs, units_fmt_rate(w.rate_min, lo, sizeof(lo)),
-			units_fmt_rate(w.rate_max, hi, sizeof(hi)), 100 * cal_warm_spread(&w));
+			units_fmt_rate(w.rate_max, hi, sizeof(hi)), 100 * spread);
 	}
 	return cal_apply_warm(r, pi, i, &w);
 }
