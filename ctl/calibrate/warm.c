@@ -3,8 +3,10 @@
  * Calibration: a warm run of an instance's command (calibrate.h). The
  * dataset is in the page cache; the command runs in its own process group,
  * and every 20 ms this reads how much of the dataset it has read so far
- * (the tracker's per-job page counts, else rchar of the group once one of
- * its processes has a dataset file open) and, every 200 ms, the group's CPU
+ * (the tracker's per-job page counts, else rchar of the group from the
+ * first open of a dataset file by one of its processes: seen by fanotify,
+ * or without CAP_SYS_ADMIN by a poll that finds one open in /proc) and,
+ * every 200 ms, the group's CPU
  * and each member's rchar. What the samples mean is worked out afterwards
  * (warmfit.c).
  */
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +26,7 @@
 #include "calibrate/warm_run.h"
 #include "lib/files.h"
 #include "lib/log.h"
+#include "lib/openwatch.h"
 #include "lib/procio.h"
 #include "lib/util.h"
 
@@ -218,23 +222,42 @@ static bool group_reads(const struct warm_run *w, struct file_index *ids)
 	return false;
 }
 
-/* How much of the dataset the job has read: tracker pages, or rchar. */
+/* rchar from base to now; a member gone unreaped takes its part along: 0 */
+static double rchar_since(uint64_t now, uint64_t base)
+{
+	return now > base ? (double)(now - base) : 0;
+}
+
+/*
+ * How much of the dataset the job has read: tracker pages, or rchar (+ 1,
+ * so that the first read counts) from the poll before fanotify saw a
+ * dataset file opened, or from a poll that finds one open.
+ */
 static double read_count(struct warm_run *w, struct file_index *ids, bool scanned)
 {
 	struct tandem_trk_counts c;
+	uint64_t now, prev;
 
 	if (w->trk) {
 		if (tracker_job_counts(&w->trk->t, w->job, w->trk->dataset, &c))
 			return w->count;
 		return c.first_access + c.own_hit + c.shared_hit;
 	}
-	if (w->first < 0) {
-		if (!scanned || !group_reads(w, ids))
-			return 0;
-		w->rchar0 = group_rchar(w);
-		return 1;	/* the first read: counting starts here */
+	if (w->first >= 0)
+		return rchar_since(group_rchar(w), w->rchar0) + 1;
+	if (!scanned)
+		return 0;
+	now = group_rchar(w);
+	prev = w->rchar_prev;	/* 0 at the release: a job's first reads come before our first poll */
+	w->rchar_prev = now;
+	if (w->opened) {
+		w->rchar0 = prev;	/* it opened the file since the previous poll */
+		return rchar_since(now, prev) + 1;
 	}
-	return (double)(group_rchar(w) - w->rchar0) + 1;
+	if (!group_reads(w, ids))
+		return 0;
+	w->rchar0 = now;
+	return 1;
 }
 
 static int push_sample(struct warm_run *w, double t, double count)
@@ -290,7 +313,70 @@ static int warm_poll(struct warm_run *w, struct file_index *ids, double t)
 	return warm_done(w, t);
 }
 
-static int warm_loop(struct warm_run *w, struct file_index *ids)
+/*
+ * fanotify's opens of dataset files, for the runs counted in /proc: a run
+ * whose group opened one since the last drain is marked opened.
+ */
+struct warm_watch {
+	struct openwatch ow;
+	struct file_index *ids;
+	struct warm_run *w;
+	int n;
+};
+
+static void watch_event(void *arg, int fd, pid_t pid)
+{
+	struct warm_watch *ww = arg;
+	struct stat st;
+	pid_t pgid;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    file_index_find(ww->ids, st.st_dev, st.st_ino) < 0)
+		return;
+	/* the leader by its pid, even once reaped; another member by its group */
+	pgid = pid;
+	for (int i = 0; i < ww->n; i++)
+		if (ww->w[i].pgid == pid)
+			goto found;
+	pgid = getpgid(pid);
+found:
+	for (int i = 0; i < ww->n; i++)
+		if (pgid > 0 && ww->w[i].pgid == pgid)
+			ww->w[i].opened = true;
+}
+
+/* A watch where a run has no tracker; none (the /proc poll alone) if it cannot be had. */
+static void watch_init(struct warm_watch *ww, struct warm_run *w, int n, struct file_index *ids)
+{
+	int err = 0;
+
+	*ww = (struct warm_watch){ .ow = { .fan = -1 }, .ids = ids, .w = w, .n = n };
+	for (int i = 0; i < n; i++)
+		if (!w[i].trk) {
+			err = openwatch_init(&ww->ow, &w[i].ds->files, w[i].ds->dir);
+			break;
+		}
+	if (err)
+		ctl_err("calibrate: fanotify: %s%s: a job's first dataset read is seen only "
+			"while a poll finds a dataset file open", strerror(-err),
+			err == -EPERM ? " (needs CAP_SYS_ADMIN)" : "");
+}
+
+/* Before each round of polls; closed once every run has read. */
+static void watch_poll(struct warm_watch *ww)
+{
+	int waiting = 0;
+
+	if (ww->ow.fan < 0)
+		return;
+	openwatch_drain(&ww->ow, watch_event, ww);
+	for (int i = 0; i < ww->n; i++)
+		waiting += ww->w[i].first < 0;
+	if (!waiting)
+		openwatch_close(&ww->ow);
+}
+
+static int warm_loop(struct warm_run *w, struct warm_watch *ww)
 {
 	int status, ret = 0;
 	double t;
@@ -298,8 +384,9 @@ static int warm_loop(struct warm_run *w, struct file_index *ids)
 	for (;;) {
 		usleep(WARM_POLL_S * 1e6);
 		t = now_s() - w->t0;
+		watch_poll(ww);
 		/* sample before reaping: a reaped leader takes its counters along */
-		ret = warm_poll(w, ids, t);
+		ret = warm_poll(w, ww->ids, t);
 		err_relay(w);
 		if (waitpid(w->pgid, &status, WNOHANG) == w->pgid) {
 			/* it ended between the previous poll and now */
@@ -395,6 +482,7 @@ int cal_warm_run(char *const *argv, const struct sample_set *ds,
 {
 	struct warm_run w;
 	struct file_index ids = { 0 };
+	struct warm_watch ww = { .ow = { .fan = -1 } };
 	double exit_s = -1;	/* < 0: not measured (it ended by itself, or outlived SIGINT) */
 	int err;
 
@@ -403,9 +491,10 @@ int cal_warm_run(char *const *argv, const struct sample_set *ds,
 	err = w.scans ? file_index_make(&ids, ds->files.devs, ds->files.inos, ds->files.n) : -ENOMEM;
 	if (err)
 		goto free_w;
+	watch_init(&ww, &w, 1, &ids);
 	err = warm_start(&w, argv, name);
 	if (w.pgid > 0) {
-		err = err ?: warm_loop(&w, &ids);
+		err = err ?: warm_loop(&w, &ww);
 		out->seconds = now_s() - w.t0;
 		err_relay(&w);	/* all of it, up to our SIGINT */
 		if (!w.reaped) {
@@ -430,6 +519,7 @@ int cal_warm_run(char *const *argv, const struct sample_set *ds,
 			strcpy(out->exit_from, "sigint");
 	}
 free_w:
+	openwatch_close(&ww.ow);
 	warm_free(&w);
 	file_index_free(&ids);
 	return err;
@@ -451,7 +541,7 @@ const char *cal_warm_err(int err)
  * All of them, polled in turn every WARM_POLL_S, until the first is done
  * (warm_done), has read its stop_bytes, has ended, or fails; 0 then.
  */
-static int together_loop(struct warm_run *w, int n, struct file_index *ids,
+static int together_loop(struct warm_run *w, int n, struct warm_watch *ww,
 			 const double *stop_bytes)
 {
 	int status, ret;
@@ -460,10 +550,11 @@ static int together_loop(struct warm_run *w, int n, struct file_index *ids,
 		bool stop = false;
 
 		usleep(WARM_POLL_S * 1e6);
+		watch_poll(ww);
 		for (int i = 0; i < n; i++) {
 			double t = now_s() - w[i].t0;
 
-			ret = warm_poll(&w[i], ids, t);
+			ret = warm_poll(&w[i], ww->ids, t);
 			err_relay(&w[i]);
 			if (ret < 0)
 				return ret;
@@ -499,14 +590,37 @@ static int together_window(const struct cal_together *out, int n, double *ta, do
 	return *tb - *ta >= CAL_TOGETHER_MIN_S ? 0 : -ENODATA;
 }
 
+/* All forked held, then released together at *t0; *started: how many were forked. */
+static int together_start(struct warm_run *w, int n, char **const *argvs,
+			  const char *const *names, int *started, double *t0)
+{
+	int gate[MODEL_MAX_INST], err = 0, i;
+
+	for (i = 0; i < n && !err; i++) {
+		err = warm_spawn(&w[i], argvs[i], names[i], &gate[i]);
+		if (w[i].pgid > 0)
+			*started = i + 1;
+	}
+	*t0 = now_s();
+	for (i = 0; i < *started; i++) {
+		if (w[i].pgid <= 0)
+			continue;
+		if (err)
+			close(gate[i]);	/* not released: it exits */
+		else
+			err = warm_release(&w[i], gate[i]);
+	}
+	return err;
+}
+
 int cal_warm_together(char **const *argvs, int n, const struct sample_set *ds,
 		      const struct cal_warm_opts *o, struct cal_track *trk,
 		      const char *const *names, const double *stop_bytes,
 		      struct cal_together *out)
 {
 	struct warm_run w[MODEL_MAX_INST];
-	int gate[MODEL_MAX_INST];
 	struct file_index ids = { 0 };
+	struct warm_watch ww = { .ow = { .fan = -1 } };
 	double ta, tb, t0;
 	int i, started = 0, err;
 
@@ -518,23 +632,13 @@ int cal_warm_together(char **const *argvs, int n, const struct sample_set *ds,
 	err = file_index_make(&ids, ds->files.devs, ds->files.inos, ds->files.n);
 	for (i = 0; i < n && !err; i++)
 		err = w[i].scans ? 0 : -ENOMEM;
-	/* all held first, then released together */
-	for (i = 0; i < n && !err; i++) {
-		err = warm_spawn(&w[i], argvs[i], names[i], &gate[i]);
-		if (w[i].pgid > 0)
-			started = i + 1;
-	}
-	t0 = now_s();
-	for (i = 0; i < started; i++) {
-		if (w[i].pgid <= 0)
-			continue;
-		if (err)
-			close(gate[i]);	/* not released: it exits */
-		else
-			err = warm_release(&w[i], gate[i]);
-	}
 	if (!err)
-		err = together_loop(w, n, &ids, stop_bytes);
+		watch_init(&ww, w, n, &ids);
+	t0 = now_s();
+	if (!err)
+		err = together_start(w, n, argvs, names, &started, &t0);
+	if (!err)
+		err = together_loop(w, n, &ww, stop_bytes);
 	out->seconds = now_s() - t0;
 	for (i = 0; i < started; i++) {
 		if (w[i].pgid <= 0)
@@ -554,6 +658,7 @@ int cal_warm_together(char **const *argvs, int n, const struct sample_set *ds,
 				&out->from[i], &out->to[i]);
 	if (!err)
 		out->span_s = tb - ta;
+	openwatch_close(&ww.ow);
 	for (i = 0; i < n; i++)
 		warm_free(&w[i]);
 	file_index_free(&ids);

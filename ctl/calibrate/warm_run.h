@@ -40,6 +40,8 @@ struct warm_run {
 	double first;			/* first dataset read, s after t0; < 0: none yet */
 	int first_scan;			/* the scan taken then */
 	uint64_t rchar0;		/* /proc: the group's rchar at the first read */
+	uint64_t rchar_prev;		/* /proc: ... at the previous poll, before it */
+	bool opened;			/* /proc: fanotify saw a member open a dataset file */
 	unsigned polls;
 	struct warm_sample *s;
 	size_t n, cap;

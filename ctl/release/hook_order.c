@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fanotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,13 +36,7 @@
 #include "lib/util.h"
 #include "release/release.h"
 
-#define ORDER_MAX_DIR_MARKS	1024	/* more directories: one mark on the mount */
 #define ORDER_MAGIC		"# tandem learned read order v1"
-
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 void rel_seqs_free(struct rel_seqs *s)
 {
@@ -92,8 +85,10 @@ static void seen_free(uint64_t **seen)
 
 /* ---- recording ---- */
 
-static void order_event(struct rel_order *o, int fd, pid_t pid)
+/* one open (openwatch_drain()): fd the file, pid who opened it */
+static void order_event(void *arg, int fd, pid_t pid)
 {
+	struct rel_order *o = arg;
 	struct stat st;
 	pid_t pgid;
 	long idx;
@@ -142,36 +137,20 @@ static void order_event(struct rel_order *o, int fd, pid_t pid)
 	 * marks go, so that they cost nothing either.
 	 */
 	if (o->seqs.len[job] == o->ds->files.n && ++o->complete == njobs)
-		o->flushed = !fanotify_mark(o->fan, FAN_MARK_FLUSH |
-					    (o->mount_mark ? FAN_MARK_MOUNT : 0), 0, AT_FDCWD, NULL);
+		o->flushed = !openwatch_flush(&o->ow);
 }
 
 static void order_drain(struct rel_order *o)
 {
-	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
-	struct fanotify_event_metadata *m;
-	ssize_t len;
-
-	while ((len = read(o->fan, buf, sizeof(buf))) > 0) {
-		for (m = (void *)buf; FAN_EVENT_OK(m, len); m = FAN_EVENT_NEXT(m, len)) {
-			if (m->vers != FANOTIFY_METADATA_VERSION) {
-				o->incomplete = true;
-				return;
-			}
-			if (m->mask & FAN_Q_OVERFLOW)
-				o->incomplete = true;
-			if (m->fd >= 0) {
-				order_event(o, m->fd, m->pid);
-				close(m->fd);
-			}
-		}
-	}
+	openwatch_drain(&o->ow, order_event, o);
+	if (o->ow.lost)
+		o->incomplete = true;
 }
 
 static void *order_thread(void *arg)
 {
 	struct rel_order *o = arg;
-	struct pollfd pf[2] = { { .fd = o->fan, .events = POLLIN },
+	struct pollfd pf[2] = { { .fd = o->ow.fan, .events = POLLIN },
 				{ .fd = o->stop[0], .events = POLLIN } };
 
 	for (;;) {
@@ -190,54 +169,6 @@ static void *order_thread(void *arg)
 	return NULL;
 }
 
-/* FAN_OPEN on each directory holding a dataset file, or on the dataset's mount. */
-static int order_marks(struct rel_order *o, const struct rel_dataset *d)
-{
-	const struct sample_set *ds = d->set;
-	char **dirs = calloc(ds->files.n ? ds->files.n : 1, sizeof(*dirs));
-	size_t n = 0, uniq = 0;
-	int err = 0;
-
-	if (!dirs)
-		return -ENOMEM;
-	for (uint32_t f = 0; f < ds->files.n && !err; f++) {
-		char *slash;
-
-		dirs[n] = strdup(ds->files.paths[f]);
-		if (!dirs[n]) {
-			err = -ENOMEM;
-			break;
-		}
-		slash = strrchr(dirs[n], '/');
-		if (slash == dirs[n])
-			slash[1] = 0;		/* a file in / */
-		else if (slash)
-			*slash = 0;
-		n++;
-	}
-	if (!err) {
-		qsort(dirs, n, sizeof(*dirs), str_cmp);
-		for (size_t i = 0; i < n; i++)
-			if (!i || strcmp(dirs[i], dirs[i - 1]))
-				uniq++;
-	}
-	if (!err && uniq > ORDER_MAX_DIR_MARKS) {
-		if (fanotify_mark(o->fan, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN, AT_FDCWD,
-				  d->dir))
-			err = -errno;
-		o->mount_mark = true;
-	}
-	for (size_t i = 0; !err && !o->mount_mark && i < n; i++)
-		if ((!i || strcmp(dirs[i], dirs[i - 1])) &&
-		    fanotify_mark(o->fan, FAN_MARK_ADD, FAN_OPEN | FAN_EVENT_ON_CHILD, AT_FDCWD,
-				  dirs[i]))
-			err = -errno;
-	for (size_t i = 0; i < n; i++)
-		free(dirs[i]);
-	free(dirs);
-	return err;
-}
-
 static void order_close(struct rel_order *o)
 {
 	if (o->thread) {
@@ -251,9 +182,8 @@ static void order_close(struct rel_order *o)
 	for (int k = 0; k < 2; k++)
 		if (o->stop[k] >= 0)
 			close(o->stop[k]);
-	if (o->fan >= 0)
-		close(o->fan);
-	o->stop[0] = o->stop[1] = o->fan = -1;
+	openwatch_close(&o->ow);
+	o->stop[0] = o->stop[1] = -1;
 	file_index_free(&o->ids);
 	seen_free(o->seen);
 }
@@ -265,7 +195,7 @@ static int order_register(void *state, const struct rel_dataset *d)
 	sigset_t all, old;
 	int err;
 
-	o->fan = o->stop[0] = o->stop[1] = -1;
+	o->ow.fan = o->stop[0] = o->stop[1] = -1;
 	o->ds = ds;
 	o->recording = false;
 	memset(&o->seqs, 0, sizeof(o->seqs));
@@ -275,13 +205,7 @@ static int order_register(void *state, const struct rel_dataset *d)
 	err = file_index_make(&o->ids, ds->files.devs, ds->files.inos, ds->files.n);
 	if (err)
 		goto fail;
-	o->fan = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK,
-			       O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-	if (o->fan < 0) {
-		err = -errno;
-		goto fail;
-	}
-	err = order_marks(o, d);
+	err = openwatch_init(&o->ow, &ds->files, d->dir);
 	if (err)
 		goto fail;
 	if (pipe2(o->stop, O_CLOEXEC)) {

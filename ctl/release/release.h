@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include "calibrate/calibrate.h"
+#include "lib/openwatch.h"
 #include "lib/samples.h"
 #include "lib/stagger.h"
 #include "model/model.h"
@@ -256,7 +257,6 @@ struct rel_order {
 	/* out */
 	bool recording;			/* fanotify was set up: opens were watched */
 	bool incomplete;		/* events lost (queue overflow, memory) */
-	bool mount_mark;		/* the mark is on the dataset's mount */
 	bool flushed;			/* every instance opened every file: marks removed */
 	char why[96];			/* why not recording */
 	uint64_t opens;			/* dataset opens by the instances */
@@ -266,7 +266,8 @@ struct rel_order {
 	int complete;			/* instances that opened every file */
 	struct file_index ids;		/* the dataset's files */
 	uint64_t *seen[REL_MAX_INST];	/* per instance, a bit per file */
-	int fan, stop[2];
+	struct openwatch ow;		/* the dataset's opens (lib/openwatch.h) */
+	int stop[2];
 	bool thread;
 	pthread_t tid;
 	pthread_mutex_t mu;

@@ -26,10 +26,6 @@ n=\$(cat "$tmp/count" 2>/dev/null || echo 0)
 echo \$((n + 1)) >"$tmp/count"
 c=40ms
 [ "\$n" = 1 ] && c=80ms
-# a dataset file held open from the start: without the tracker calibrate
-# sees the job's first read in /proc only while one is open, and loadgen's
-# reads of 1 MiB keep one open for well under a millisecond
-exec 3<"$tmp/ds/sample-000000.bin"
 exec "$T" loadgen "$tmp/ds" --epochs 2 --compute \$c --threads 1
 EOS
 chmod +x "$tmp/job.sh"
