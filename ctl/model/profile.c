@@ -477,7 +477,7 @@ static int load_memory(const json_t *m, struct profile *p)
 	return 0;
 }
 
-/* what a warm run measured: for people and later tools, not the model */
+/* what a warm run measured: for people and later tools, and the run's range */
 static void load_warm(const json_t *o, struct profile_warm *wm)
 {
 	const json_t *runs;
@@ -497,8 +497,11 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	load_strbuf(o, "exit_from", wm->exit_from, sizeof(wm->exit_from));
 	wm->epoch2_seen = json_is_true(json_object_get(o, "epoch2_seen"));
 	runs = json_object_get(o, "runs");
-	wm->runs = json_is_integer(runs) && json_integer_value(runs) > 0 &&
-		   json_integer_value(runs) <= 1000 ? (unsigned)json_integer_value(runs) : 1;
+	/* every number is a real here (TJSON_FLAGS): a whole one from 1 to 1000 */
+	wm->runs = json_is_number(runs) && json_number_value(runs) >= 1 &&
+		   json_number_value(runs) <= 1000 &&
+		   json_number_value(runs) == (unsigned)json_number_value(runs) ?
+		   (unsigned)json_number_value(runs) : 1;
 	load_num(o, "rate_min_bps", &wm->rate_min, false);
 	load_num(o, "rate_max_bps", &wm->rate_max, false);
 }

@@ -329,6 +329,69 @@ out:
 	return err;
 }
 
+/*
+ * Instance i of in at its warm runs' slowest (k 0) or fastest (k 1) rate,
+ * its CPU per byte scaled inversely (the job's own speed moved: model.md,
+ * "calibrate's spread"): 1, or 0 when its rate is not a warm run's or its
+ * runs did not differ.
+ */
+static int range_rate(const struct profile *prof, const struct rel_plan *p, int i, int k,
+		      struct model_inst *in)
+{
+	int j = i < prof->ninst ? i : prof->ninst - 1;
+	const struct profile_warm *w;
+	double r;
+
+	if (j < 0 || strcmp(p->rate_source[i], PROFILE_SRC_WARM))
+		return 0;
+	w = &prof->inst[j].warm;
+	if (w->runs < 2 || !(w->rate_min > 0) || !(w->rate_max > w->rate_min) || !(in->rate > 0))
+		return 0;
+	r = k ? w->rate_max : w->rate_min;
+	in->cpu_per_byte *= in->rate / r;
+	in->rate = r;
+	return 1;
+}
+
+/*
+ * The plan's M (its release vector and prefetch) with every instance at
+ * its warm runs' slowest rate, then at their fastest: p->range, NAN when
+ * no instance's warm runs differed.
+ */
+static int plan_range(const struct rel_plan_opts *o, const struct profile *prof,
+		      const struct sample_set *ds, const struct model_set *set, struct rel_plan *p)
+{
+	uint32_t *ext = NULL;
+	int err = 0;
+
+	for (int k = 0; k < 2 && !err; k++) {
+		struct model_set r = { .sys = set->sys, .n = set->n };
+		struct model_result res;
+		char msg[160];
+		int spread = 0;
+
+		memcpy(r.inst, set->inst, sizeof(r.inst));
+		for (int i = 0; i < set->n; i++)
+			spread += range_rate(prof, p, i, k, &r.inst[i]);
+		if (!spread)
+			break;
+		err = model_new(&r.sys, r.inst, r.n, &r.m, msg, sizeof(msg));
+		if (err)
+			break;
+		if (!ext && !(ext = malloc(model_extents(r.m) * sizeof(*ext))))
+			err = -ENOMEM;
+		if (!err && p->pf_modelled)
+			err = set_orders(&r, o->seqs, ds, ext) ?:
+			      set_prefetch(&r, ds, p->pf_nfiles ? p->pf_files : NULL, p->pf_nfiles,
+					   o->pf_cap, ext);
+		if (!err && !(err = model_eval(r.m, p->delta, &res)))
+			p->range[k ? 0 : 1] = res.makespan;
+		model_free(r.m);
+	}
+	free(ext);
+	return err;
+}
+
 /* The model of the run's n instances; its prediction at p->delta. */
 static int predict(const struct rel_plan_opts *o, const struct profile *prof,
 		   const struct sample_set *ds, struct rel_plan *p)
@@ -371,6 +434,8 @@ static int predict(const struct rel_plan_opts *o, const struct profile *prof,
 	p->have = !ret;
 	if (p->have && set.alt && !model_eval(set.alt, p->delta, &alt))
 		p->nosteer_m = alt.makespan;
+	if (p->have && plan_range(o, prof, ds, &set, p))
+		p->range[0] = p->range[1] = NAN;	/* not worth failing the run for */
 free_set:
 	model_set_free(&set);
 	return ret;
@@ -399,6 +464,7 @@ int rel_plan_make(const struct rel_plan_opts *o, const struct sample_set *ds,
 
 	memset(p, 0, sizeof(*p));
 	p->nosteer_m = NAN;
+	p->range[0] = p->range[1] = NAN;
 	p->min_gain = o->min_gain;
 	p->pf_planned = o->seqs;
 	p->pf = REL_PF_NONE;

@@ -259,6 +259,21 @@ static void print_inst(const struct rel_report *rep, int i)
 	out_obj_close();
 }
 
+/* The prediction over the warm runs' rates: [fastest, slowest], or null. */
+static void print_range(const struct rel_plan *p)
+{
+	if (!p->have || isnan(p->range[0]) || isnan(p->range[1])) {
+		out_null("predicted_range_s", NULL);
+		return;
+	}
+	out_arr_open("predicted_range_s");
+	out_double(NULL, NULL, p->range[0]);
+	out_double(NULL, NULL, p->range[1]);
+	out_arr_close();
+	out_text("; %.3f-%.3f s at the warm runs' fastest and slowest rates", p->range[0],
+		 p->range[1]);
+}
+
 static void print_outcome(const struct rel_report *rep)
 {
 	const struct rel_run *r = rep->run;
@@ -275,6 +290,7 @@ static void print_outcome(const struct rel_report *rep)
 		out_null("predicted_makespan_s", NULL);
 		out_null("error", NULL);
 	}
+	print_range(p);
 	out_text("\n");
 	out_s64("interrupted_by", r->interrupted ? "interrupted by signal %lld\n" : NULL,
 		r->interrupted);

@@ -11,7 +11,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 18
+ksft_plan 20
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
 	for i in $(seq 18); do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
@@ -80,6 +80,22 @@ ksft_expect_eq "SIGINT: no instance process left (incl. setsid grandchild, INT-i
 	true ::: true >/dev/null 2>&1
 ksft_expect_eq "auto: predicted makespan in the report" \
 	"$(jq '.predicted_makespan_s > 0 and .stagger == "auto"' "$tmp/r7.json" 2>/dev/null)" true
+
+# 7b: warm-run rates that differed give the prediction a range; given rates none
+jq '(.instances[] | .rate_source) = "warm" |
+    (.instances[] | .warm_run) = {method: "proc", runs: 3, rate_min_bps: 100e6, rate_max_bps: 400e6}' \
+	"$tmp/prof.json" >"$tmp/prof-warm.json"
+"$T" run --dataset "$ds" --stagger 0,1 --profile "$tmp/prof-warm.json" --report "$tmp/r7b.json" -- \
+	true ::: true >/dev/null 2>&1
+ksft_diag "predicted $(jq -c '[.predicted_makespan_s, .predicted_range_s]' "$tmp/r7b.json" 2>/dev/null)"
+# B, released at 1 s, reads the cached dataset at 400 or 100 MB/s
+ksft_expect_eq "warm runs 100-400 MB/s: the range is B's end at each, 1 s + D / rate (1 %)" \
+	"$(jq -n --slurpfile p "$tmp/prof-warm.json" --slurpfile r "$tmp/r7b.json" \
+		'$p[0].dataset.bytes as $d | $r[0].predicted_range_s as $g |
+		 ($g[0] / (1 + $d / 400e6) - 1 | fabs) < 0.01 and
+		 ($g[1] / (1 + $d / 100e6) - 1 | fabs) < 0.01' 2>/dev/null)" true
+ksft_expect_eq "rates given to calibrate: no range (null)" \
+	"$(jq '.predicted_range_s == null and .predicted_makespan_s > 0' "$tmp/r7.json" 2>/dev/null)" true
 
 # 8: progress:0.5 releases B while A is running (calibrate left the dataset cold)
 "$T" calibrate --dataset "$ds" --sample 0 --rate 1G -o "$tmp/prof2.json" >/dev/null 2>&1
