@@ -59,7 +59,7 @@ st_run() { # $1 scenario, $2 stagger, $3 rep (0: learning), $4 report
 		{ tail -n 20 "$4.out"; exit 1; }
 	jq -c --arg s "$1" --arg st "$2" --argjson rep "$3" --arg l0 "$l0" --arg l1 "$(load)" \
 		'{scenario: $s, stagger: $st, rep: $rep, load_before: $l0, load_after: $l1, time: (now | todate),
-		  predicted: .predicted_makespan_s, measured: .measured_makespan_s, error,
+		  predicted: .predicted_makespan_s, range: .predicted_range_s, measured: .measured_makespan_s, error,
 		  plan: .plan, prefetch: .prefetch, in_effect: .read_order.learned_before,
 		  order_used: .read_order.used, unused_why: .read_order.unused_why,
 		  displacement: .read_order.displacement,

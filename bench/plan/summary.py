@@ -8,7 +8,8 @@ Per scenario, over the grid runs (rep >= 1: the learned order in effect):
 each schedule's measured median and range, predicted median, the plan run
 and the prefetch's figures; MAPE over the runs (|measured / predicted - 1|)
 and on the medians; --stagger auto against the best measured schedule and
-against simultaneous start; the loads seen.
+against simultaneous start; how many runs measured inside the predicted
+range over the warm runs' rates (records that have it); the loads seen.
 """
 import json
 import statistics as st
@@ -62,6 +63,13 @@ def table(runs, scen):
               f'{a / fixed[best][0] - 1:+.1%} against it, {a / sim - 1:+.1%} against '
               f'simultaneous start ({sim:.2f} s); run-to-run spread (the larger range of 0 '
               f'and auto) {spread:.2f} s ({spread / sim:.1%}).')
+    ranged = [r for r in rs if r.get('range')]
+    if ranged:
+        inside = sum(r['range'][0] <= r['measured'] <= r['range'][1] for r in ranged)
+        width = med([(r['range'][1] - r['range'][0]) / r['predicted'] for r in ranged])
+        print(f'Measured inside the predicted range (the warm runs\' fastest to slowest '
+              f'rates): {inside} of {len(ranged)} runs; the range\'s width, median, '
+              f'{width:.1%} of the prediction.')
     loads = [float(r['load_before'].split()[0]) for r in rs]
     print(f'Load (1-min, before each run): {min(loads):.1f}-{max(loads):.1f}, '
           f'median {med(loads):.1f}.\n')

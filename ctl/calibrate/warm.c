@@ -328,19 +328,18 @@ static void watch_event(void *arg, int fd, pid_t pid)
 {
 	struct warm_watch *ww = arg;
 	struct stat st;
-	pid_t pgid;
+	pid_t pgid = pid;
+	int i;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    file_index_find(ww->ids, st.st_dev, st.st_ino) < 0)
 		return;
 	/* the leader by its pid, even once reaped; another member by its group */
-	pgid = pid;
-	for (int i = 0; i < ww->n; i++)
-		if (ww->w[i].pgid == pid)
-			goto found;
-	pgid = getpgid(pid);
-found:
-	for (int i = 0; i < ww->n; i++)
+	for (i = 0; i < ww->n && ww->w[i].pgid != pid; i++)
+		;
+	if (i == ww->n)
+		pgid = getpgid(pid);
+	for (i = 0; i < ww->n; i++)
 		if (pgid > 0 && ww->w[i].pgid == pgid)
 			ww->w[i].opened = true;
 }
@@ -348,6 +347,7 @@ found:
 /* A watch where a run has no tracker; none (the /proc poll alone) if it cannot be had. */
 static void watch_init(struct warm_watch *ww, struct warm_run *w, int n, struct file_index *ids)
 {
+	static bool said;	/* once a calibrate, not once a warm run */
 	int err = 0;
 
 	*ww = (struct warm_watch){ .ow = { .fan = -1 }, .ids = ids, .w = w, .n = n };
@@ -356,10 +356,12 @@ static void watch_init(struct warm_watch *ww, struct warm_run *w, int n, struct 
 			err = openwatch_init(&ww->ow, &w[i].ds->files, w[i].ds->dir);
 			break;
 		}
-	if (err)
+	if (err && !said) {
 		ctl_err("calibrate: fanotify: %s%s: a job's first dataset read is seen only "
 			"while a poll finds a dataset file open", strerror(-err),
 			err == -EPERM ? " (needs CAP_SYS_ADMIN)" : "");
+		said = true;
+	}
 }
 
 /* Before each round of polls; closed once every run has read. */
