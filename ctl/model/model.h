@@ -405,7 +405,11 @@ struct profile_warm {
 	char method[16];		/* "tracker" (page counts) or "proc" (fds, rchar) */
 };
 
-/* How host.cpu_contention was measured: calibrate's runs of the instances together. */
+/*
+ * How host.cpu_contention was measured: calibrate's runs of the instances
+ * together (a loaded profile has runs, measured, the range and the times,
+ * not n and the per-instance ratios).
+ */
 struct profile_contention {
 	unsigned runs;			/* 0: not measured */
 	int n;				/* instances in each run */

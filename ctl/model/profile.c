@@ -477,6 +477,23 @@ static int load_memory(const json_t *m, struct profile *p)
 	return 0;
 }
 
+/* how C was measured, for run's range: its runs and their range (not the instances) */
+static void load_contention(const json_t *o, struct profile_contention *c)
+{
+	double runs = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!json_is_object(o))
+		return;
+	load_num(o, "runs", &runs, false);
+	load_num(o, "measured", &c->measured, false);
+	load_num(o, "min", &c->c_min, false);
+	load_num(o, "max", &c->c_max, false);
+	load_num(o, "window_s", &c->span_s, false);
+	load_num(o, "seconds", &c->seconds, false);
+	c->runs = runs >= 1 && runs <= 1000 ? (unsigned)runs : 0;
+}
+
 /* what a warm run measured: for people and later tools, and the run's range */
 static void load_warm(const json_t *o, struct profile_warm *wm)
 {
@@ -603,6 +620,8 @@ static int load_doc(const json_t *doc, struct profile *p, char *err, size_t errl
 		return -EINVAL;
 	}
 	p->cpu_contention = contention;
+	load_contention(json_object_get(json_object_get(doc, "host"), "contention"),
+			&p->contention);
 	json_array_foreach(insts, i, c) {
 		if (p->ninst == MODEL_MAX_INST)
 			break;

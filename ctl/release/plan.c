@@ -354,9 +354,25 @@ static int range_rate(const struct profile *prof, const struct rel_plan *p, int 
 }
 
 /*
+ * C at calibrate's runs of the instances together that gave the least
+ * (k 1) or the most (k 0) contention: 1, or 0 when C was given or its runs
+ * did not differ.
+ */
+static int range_contention(const struct rel_plan_opts *o, const struct profile *prof, int k,
+			    struct model_sys *sys)
+{
+	const struct profile_contention *c = &prof->contention;
+
+	if (o->args.cpu_contention >= 0 || c->runs < 2 || !(c->c_max > c->c_min))
+		return 0;
+	sys->cpu_contention = k ? fmax(c->c_min, 0) : fmin(c->c_max, 10);
+	return 1;
+}
+
+/*
  * The plan's M (its release vector and prefetch) with every instance at
- * its warm runs' slowest rate, then at their fastest: p->range, NAN when
- * no instance's warm runs differed.
+ * its warm runs' slowest rate and C at its most, then at the fastest and
+ * the least: p->range, NAN when neither the warm runs nor C's runs differed.
  */
 static int plan_range(const struct rel_plan_opts *o, const struct profile *prof,
 		      const struct sample_set *ds, const struct model_set *set, struct rel_plan *p)
@@ -373,6 +389,7 @@ static int plan_range(const struct rel_plan_opts *o, const struct profile *prof,
 		memcpy(r.inst, set->inst, sizeof(r.inst));
 		for (int i = 0; i < set->n; i++)
 			spread += range_rate(prof, p, i, k, &r.inst[i]);
+		spread += range_contention(o, prof, k, &r.sys);
 		if (!spread)
 			break;
 		err = model_new(&r.sys, r.inst, r.n, &r.m, msg, sizeof(msg));

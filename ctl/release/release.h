@@ -421,7 +421,7 @@ struct rel_plan {
 	struct model_inst inst[REL_MAX_INST];
 	char rate_source[REL_MAX_INST][16];	/* each rate's: the profile's, or "rate" */
 	double nosteer_m;		/* M at the same release without steering, or NAN */
-	/* M with every warm-run rate at its runs' fastest [0] and slowest [1], or NAN */
+	/* M at the warm runs' fastest rates and C's least [0], at the slowest and most [1]; NAN */
 	double range[2];
 	double min_gain;
 	/* the prefetch of o->seqs, when there was one to plan */

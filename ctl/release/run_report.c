@@ -259,7 +259,7 @@ static void print_inst(const struct rel_report *rep, int i)
 	out_obj_close();
 }
 
-/* The prediction over the warm runs' rates: [fastest, slowest], or null. */
+/* The prediction over calibrate's spread (rates, C): [fastest, slowest], or null. */
 static void print_range(const struct rel_plan *p)
 {
 	if (!p->have || isnan(p->range[0]) || isnan(p->range[1])) {
@@ -270,8 +270,7 @@ static void print_range(const struct rel_plan *p)
 	out_double(NULL, NULL, p->range[0]);
 	out_double(NULL, NULL, p->range[1]);
 	out_arr_close();
-	out_text("; %.3f-%.3f s at the warm runs' fastest and slowest rates", p->range[0],
-		 p->range[1]);
+	out_text("; %.3f-%.3f s over calibrate's spread", p->range[0], p->range[1]);
 }
 
 static void print_outcome(const struct rel_report *rep)

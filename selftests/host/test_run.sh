@@ -11,7 +11,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/lib/ksft.sh"
 T=${TANDEMCTL:-$top/${B:-build}/tandemctl}
-ksft_plan 20
+ksft_plan 21
 if [ ! -x "$T" ] || ! command -v jq >/dev/null; then
 	for i in $(seq 18); do ksft_skip "run $i" "needs $T and jq"; done
 	ksft_finish
@@ -94,6 +94,18 @@ ksft_expect_eq "warm runs 100-400 MB/s: the range is B's end at each, 1 s + D / 
 		'$p[0].dataset.bytes as $d | $r[0].predicted_range_s as $g |
 		 ($g[0] / (1 + $d / 400e6) - 1 | fabs) < 0.01 and
 		 ($g[1] / (1 + $d / 100e6) - 1 | fabs) < 0.01' 2>/dev/null)" true
+# C's runs 0-1, CPU-bound jobs released together: D / rate alone, twice that at C = 1
+jq '.host.contention = {method: "together", runs: 3, measured: 0.5, min: 0, max: 1} |
+    .host.cpu_contention = 0.5 | .instances |= map(.cpu_s_per_byte = 1 / .rate_bps)' \
+	"$tmp/prof.json" >"$tmp/prof-c.json"
+"$T" run --dataset "$ds" --stagger 0,0 --profile "$tmp/prof-c.json" --report "$tmp/r7c.json" -- \
+	true ::: true >/dev/null 2>&1
+ksft_diag "predicted $(jq -c '[.predicted_makespan_s, .predicted_range_s]' "$tmp/r7c.json" 2>/dev/null)"
+# (the model's first read from the store adds under a millisecond to both ends)
+ksft_expect_eq "contention runs C 0-1: the range is D / rate (5 %) and D / rate more (1 %)" \
+	"$(jq -n --slurpfile p "$tmp/prof-c.json" --slurpfile r "$tmp/r7c.json" \
+		'($p[0].dataset.bytes / $p[0].instances[0].rate_bps) as $t | $r[0].predicted_range_s as $g |
+		 ($g[0] / $t - 1 | fabs) < 0.05 and (($g[1] - $g[0]) / $t - 1 | fabs) < 0.01' 2>/dev/null)" true
 ksft_expect_eq "rates given to calibrate: no range (null)" \
 	"$(jq '.predicted_range_s == null and .predicted_makespan_s > 0' "$tmp/r7.json" 2>/dev/null)" true
 
