@@ -9,7 +9,7 @@ each schedule's measured median and range, predicted median, the plan run
 and the prefetch's figures; MAPE over the runs (|measured / predicted - 1|)
 and on the medians; --stagger auto against the best measured schedule and
 against simultaneous start; how many runs measured inside the predicted
-range over the warm runs' rates (records that have it); the loads seen.
+range over calibrate's spread (records that have it); the loads seen.
 """
 import json
 import statistics as st
@@ -67,8 +67,8 @@ def table(runs, scen):
     if ranged:
         inside = sum(r['range'][0] <= r['measured'] <= r['range'][1] for r in ranged)
         width = med([(r['range'][1] - r['range'][0]) / r['predicted'] for r in ranged])
-        print(f'Measured inside the predicted range (the warm runs\' fastest to slowest '
-              f'rates): {inside} of {len(ranged)} runs; the range\'s width, median, '
+        print(f'Measured inside the predicted range (calibrate\'s spread: warm-run rates, C)'
+              f': {inside} of {len(ranged)} runs; the range\'s width, median, '
               f'{width:.1%} of the prediction.')
     loads = [float(r['load_before'].split()[0]) for r in rs]
     print(f'Load (1-min, before each run): {min(loads):.1f}-{max(loads):.1f}, '
