@@ -70,8 +70,10 @@ dd if="$mnt/f0" of=/dev/null bs=1M status=none
 p1=$(pages "$mnt/f0")
 "$LS" drop $A
 p2=$(pages "$mnt"/f*)
-ksft_check "drop: 0 pages cached after it ($p0, then $p2); a read caches all $((32 * 256)) ($p1)" \
-	test "$p0" -eq 0 -a "$p2" -eq 0 -a "$p1" -eq $((32 * 256))
+# a read's pages: at least 99 % (a clean-clone CI once found 8191 of 8192, a page
+# reclaimed between dd and fincore, as test_tracker's TOL_PCT allows for)
+ksft_check "drop: 0 pages cached after it ($p0, then $p2); a read caches all $((32 * 256)) ($p1, 1 %)" \
+	test "$p0" -eq 0 -a "$p2" -eq 0 -a "$p1" -ge $((32 * 256 * 99 / 100)) -a "$p1" -le $((32 * 256))
 
 # 4: one cold reader inside the cgroup runs at the cap (+-10%)
 "$LS" exec $A -- dd if="$mnt/f0" of=/dev/null bs=1M 2>"$tmp/dd1"
