@@ -477,28 +477,32 @@ static int load_memory(const json_t *m, struct profile *p)
 	return 0;
 }
 
-/* how C was measured, for run's range: its runs and their range (not the instances) */
-static void load_contention(const json_t *o, struct profile_contention *c)
+/* a count of runs: a whole number from 1 to 1000 (the reader gives reals), else none */
+static unsigned load_runs(const json_t *o, unsigned none)
 {
 	double runs = 0;
 
+	load_num(o, "runs", &runs, false);
+	return runs >= 1 && runs <= 1000 && runs == (unsigned)runs ? (unsigned)runs : none;
+}
+
+/* how C was measured, for run's range: its runs and their range (not the instances) */
+static void load_contention(const json_t *o, struct profile_contention *c)
+{
 	memset(c, 0, sizeof(*c));
 	if (!json_is_object(o))
 		return;
-	load_num(o, "runs", &runs, false);
+	c->runs = load_runs(o, 0);
 	load_num(o, "measured", &c->measured, false);
 	load_num(o, "min", &c->c_min, false);
 	load_num(o, "max", &c->c_max, false);
 	load_num(o, "window_s", &c->span_s, false);
 	load_num(o, "seconds", &c->seconds, false);
-	c->runs = runs >= 1 && runs <= 1000 ? (unsigned)runs : 0;
 }
 
 /* what a warm run measured: for people and later tools, and the run's range */
 static void load_warm(const json_t *o, struct profile_warm *wm)
 {
-	const json_t *runs;
-
 	memset(wm, 0, sizeof(*wm));
 	if (!json_is_object(o))
 		return;
@@ -513,12 +517,7 @@ static void load_warm(const json_t *o, struct profile_warm *wm)
 	wm->exit_measured = json_is_true(json_object_get(o, "exit_measured"));
 	load_strbuf(o, "exit_from", wm->exit_from, sizeof(wm->exit_from));
 	wm->epoch2_seen = json_is_true(json_object_get(o, "epoch2_seen"));
-	runs = json_object_get(o, "runs");
-	/* every number is a real here (TJSON_FLAGS): a whole one from 1 to 1000 */
-	wm->runs = json_is_number(runs) && json_number_value(runs) >= 1 &&
-		   json_number_value(runs) <= 1000 &&
-		   json_number_value(runs) == (unsigned)json_number_value(runs) ?
-		   (unsigned)json_number_value(runs) : 1;
+	wm->runs = load_runs(o, 1);
 	load_num(o, "rate_min_bps", &wm->rate_min, false);
 	load_num(o, "rate_max_bps", &wm->rate_max, false);
 }
