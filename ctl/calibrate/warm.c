@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -324,16 +323,13 @@ struct warm_watch {
 	int n;
 };
 
-static void watch_event(void *arg, int fd, pid_t pid)
+static void watch_event(void *arg, long idx, pid_t pid)
 {
 	struct warm_watch *ww = arg;
-	struct stat st;
 	pid_t pgid = pid;
 	int i;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    file_index_find(ww->ids, st.st_dev, st.st_ino) < 0)
-		return;
+	(void)idx;	/* any file of the dataset */
 	/* the leader by its pid, even once reaped; another member by its group */
 	for (i = 0; i < ww->n && ww->w[i].pgid != pid; i++)
 		;
@@ -371,7 +367,7 @@ static void watch_poll(struct warm_watch *ww)
 
 	if (ww->ow.fan < 0)
 		return;
-	openwatch_drain(&ww->ow, watch_event, ww);
+	openwatch_drain(&ww->ow, ww->ids, watch_event, ww);
 	for (int i = 0; i < ww->n; i++)
 		waiting += ww->w[i].first < 0;
 	if (!waiting)

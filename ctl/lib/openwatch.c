@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/openwatch.h"
@@ -88,7 +89,22 @@ int openwatch_init(struct openwatch *w, const struct file_list *files, const cha
 	return err;
 }
 
-int openwatch_drain(struct openwatch *w, void (*fn)(void *arg, int fd, pid_t pid), void *arg)
+/* fn for the event's file when it is one of ids' */
+static void openwatch_event(const struct fanotify_event_metadata *m, const struct file_index *ids,
+			    void (*fn)(void *arg, long idx, pid_t pid), void *arg)
+{
+	struct stat st;
+	long idx;
+
+	if (fstat(m->fd, &st) || !S_ISREG(st.st_mode))
+		return;
+	idx = file_index_find(ids, st.st_dev, st.st_ino);
+	if (idx >= 0)
+		fn(arg, idx, m->pid);
+}
+
+int openwatch_drain(struct openwatch *w, const struct file_index *ids,
+		    void (*fn)(void *arg, long idx, pid_t pid), void *arg)
 {
 	char buf[16384] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 	struct fanotify_event_metadata *m;
@@ -106,7 +122,7 @@ int openwatch_drain(struct openwatch *w, void (*fn)(void *arg, int fd, pid_t pid
 			if (m->mask & FAN_Q_OVERFLOW)
 				w->lost = true;
 			if (m->fd >= 0) {
-				fn(arg, m->fd, m->pid);
+				openwatch_event(m, ids, fn, arg);
 				close(m->fd);
 			}
 			events++;

@@ -30,10 +30,12 @@ struct openwatch {
  */
 int openwatch_init(struct openwatch *w, const struct file_list *files, const char *dir);
 /*
- * Read what is queued: fn(arg, fd, pid) for each open (fd the file opened,
- * closed after; pid the process that opened it). Returns the events read.
+ * Read what is queued: fn(arg, idx, pid) for each open of a regular file
+ * that ids holds (idx its index there; pid the process that opened it).
+ * Returns the events read, dataset files or not.
  */
-int openwatch_drain(struct openwatch *w, void (*fn)(void *arg, int fd, pid_t pid), void *arg);
+int openwatch_drain(struct openwatch *w, const struct file_index *ids,
+		    void (*fn)(void *arg, long idx, pid_t pid), void *arg);
 /* Remove the marks (later opens cost nothing); 0 or -errno. */
 int openwatch_flush(struct openwatch *w);
 void openwatch_close(struct openwatch *w);

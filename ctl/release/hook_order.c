@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -86,19 +85,12 @@ static void seen_free(uint64_t **seen)
 /* ---- recording ---- */
 
 /* one open (openwatch_drain()): fd the file, pid who opened it */
-static void order_event(void *arg, int fd, pid_t pid)
+static void order_event(void *arg, long idx, pid_t pid)
 {
 	struct rel_order *o = arg;
-	struct stat st;
 	pid_t pgid;
-	long idx;
 	int job = -1, njobs;
 
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return;
-	idx = file_index_find(&o->ids, st.st_dev, st.st_ino);
-	if (idx < 0)
-		return;
 	/*
 	 * An instance's leader is its group's pid, even once reaped; another
 	 * process (a DataLoader worker) by its group, while it exists.
@@ -142,7 +134,7 @@ static void order_event(void *arg, int fd, pid_t pid)
 
 static void order_drain(struct rel_order *o)
 {
-	openwatch_drain(&o->ow, order_event, o);
+	openwatch_drain(&o->ow, &o->ids, order_event, o);
 	if (o->ow.lost)
 		o->incomplete = true;
 }
