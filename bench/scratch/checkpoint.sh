@@ -4,13 +4,14 @@
 # EVERY steps, in four cases (bench/scratch/vm-checkpoint.sh): none (no
 # checkpoints), disk (straight to the disk), dram (a DRAM tmpfs scratch,
 # drained to the disk) and cxl (Tandem's scratch on the CPU-less node, drained
-# to the disk); REPS repetitions in one VM boot, the cases' order rotated per
+# to the disk), and with --cases also cxl4k and dram4k (cxl and dram with
+# scratch create --small-pages); REPS repetitions in one VM boot, the cases' order rotated per
 # repetition. Not part of make check.
 #
 #   bench/scratch/checkpoint.sh [--reps N] [--files N] [--size-mib M] [--epochs E]
 #       [--compute DUR] [--ckpt SIZE] [--every K] [--rate R] [--scratch SIZE]
 #       [--bps B] [--node0-mb M] [--node1-mb M] [--kernel KVER] [--mode kmem|cxl]
-#       [--out DIR]
+#       [--cases 'none disk dram cxl cxl4k'] [--out DIR]
 #
 # --kernel and --mode go to selftests/vm/run-vm.sh (default: its default
 # kernel, kmem). In cxl mode node 1 is QEMU's emulated CXL type-3 memory: the
@@ -25,7 +26,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 args="$*"
 reps=3 nfiles=80 mib=1 epochs=2 compute=50ms ck=96M every=40 rate=25M scr=400M
-bps=52428800 node0=768 node1=1024 out='' kver='' mode=kmem
+bps=52428800 node0=768 node1=1024 out='' kver='' mode=kmem cases='none disk dram cxl'
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) reps=$2; shift ;;
@@ -43,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift ;;
 	--kernel) kver=$2; shift ;;
 	--mode) mode=$2; shift ;;
+	--cases) cases=$2; shift ;;
 	*) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 	esac
 	shift
@@ -62,6 +64,7 @@ EVERY=$every
 RATE=$rate
 SCRSIZE=$scr
 BPS=$bps
+CASES='$cases'
 EOP
 echo "bench/scratch/checkpoint.sh $args" >"$out/commands"
 cmd=(bash "$top/selftests/vm/run-vm.sh" --mode "$mode" ${kver:+--kernel "$kver"} --script "$top/bench/scratch/vm-checkpoint.sh"

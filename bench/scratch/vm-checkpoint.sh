@@ -9,6 +9,9 @@
 #   disk   checkpoints written straight to the disk (/mnt/data/ckpt-a)
 #   dram   to a DRAM tmpfs (a scratch with --node 0), drained to the disk
 #   cxl    to Tandem's scratch on the CPU-less node, drained to the disk
+#   cxl4k  the same with create --small-pages (4 KiB pages, no huge=always)
+#   dram4k dram with create --small-pages
+# CASES (params.sh) names the cases, default none disk dram cxl.
 # Each case starts with the caches dropped and the disk synced. Lines:
 #   R case=C rep=N total_s= steps= n= stall_med= stall_max= copy_med= after_s=
 #     (after_s: from the job's end until every checkpoint is durable: the
@@ -83,12 +86,14 @@ run_case() {
 	disk) disk_case "$2" ;;
 	dram) scratch_case dram "$2" --node 0 ;;
 	cxl) scratch_case cxl "$2" ;;
+	cxl4k) scratch_case cxl4k "$2" --small-pages ;;
+	dram4k) scratch_case dram4k "$2" --node 0 --small-pages ;;
 	esac
 }
 
 st=0
 for rep in $(seq 1 "$REPS"); do
-	order="none disk dram cxl"
+	order=${CASES:-none disk dram cxl}
 	i=1
 	while [ $i -lt "$rep" ]; do	# rotate: rep 2 starts with disk, ...
 		order="$(echo "$order" | cut -d' ' -f2-) $(echo "$order" | cut -d' ' -f1)"
