@@ -4,14 +4,14 @@
 # EVERY steps, in four cases (bench/scratch/vm-checkpoint.sh): none (no
 # checkpoints), disk (straight to the disk), dram (a DRAM tmpfs scratch,
 # drained to the disk) and cxl (Tandem's scratch on the CPU-less node, drained
-# to the disk), and with --cases also cxl4k and dram4k (cxl and dram with
-# scratch create --small-pages); REPS repetitions in one VM boot, the cases' order rotated per
+# to the disk), and with --cases also cxl4k (cxl with scratch create --pages
+# small) and dramhuge (dram with --pages huge); REPS repetitions in one VM boot, the cases' order rotated per
 # repetition. Not part of make check.
 #
 #   bench/scratch/checkpoint.sh [--reps N] [--files N] [--size-mib M] [--epochs E]
 #       [--compute DUR] [--ckpt SIZE] [--every K] [--rate R] [--scratch SIZE]
 #       [--bps B] [--node0-mb M] [--node1-mb M] [--kernel KVER] [--mode kmem|cxl]
-#       [--cases 'none disk dram cxl cxl4k'] [--out DIR]
+#       [--cases 'none disk dram cxl cxl4k dramhuge'] [--out DIR]
 #
 # --kernel and --mode go to selftests/vm/run-vm.sh (default: its default
 # kernel, kmem). In cxl mode node 1 is QEMU's emulated CXL type-3 memory: the

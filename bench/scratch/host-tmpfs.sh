@@ -2,8 +2,9 @@
 # The checkpoint stall on this host's own memory (no VM, no CXL node): the
 # loadgen job of bench/scratch/checkpoint.sh on a dataset in /var/tmp, with
 # checkpoints to nothing (none), to a scratch on node 0 drained to /var/tmp
-# (scratch0: tmpfs mpol=bind:0,huge=always and the drainer), to the same with
-# create --small-pages (scratch0s: 4 KiB pages), and to a plain tmpfs bound to
+# (scratch0: tmpfs mpol=bind:0,huge=always, create --pages huge, and the
+# drainer), to the same with small pages (scratch0s: the default on a node
+# with CPUs), and to a plain tmpfs bound to
 # node 0 without a drainer (plain; plainhuge: with huge=always). Real
 # hardware's ratio of a tmpfs write to an in-memory copy, which TCG in the VM
 # rig distorts. Root (mount).
@@ -18,9 +19,10 @@ trap '"$T" scratch del hck --force >/dev/null 2>&1 || true; "$T" scratch del hck
 	umount "$W/plain" 2>/dev/null || true; rm -rf "$W"' EXIT
 mkdir -p "$W/dst" "$W/dsts" "$W/plain"
 "$T" loadgen gen "$W/ds" --files 80 --size 1M >/dev/null
-"$T" scratch create hck --node 0 --size 1G --drain-to "$W/dst" --rate 200M --evict-drained >/dev/null
+"$T" scratch create hck --node 0 --size 1G --drain-to "$W/dst" --rate 200M --evict-drained \
+	--pages huge >/dev/null
 "$T" scratch create hcks --node 0 --size 1G --drain-to "$W/dsts" --rate 200M --evict-drained \
-	--small-pages >/dev/null
+	--pages small >/dev/null
 M=$TANDEM_SCRATCH_DIR/hck/mnt
 Ms=$TANDEM_SCRATCH_DIR/hcks/mnt
 echo "E host $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), other qemu-system: $(pgrep -c qemu-system || true)"

@@ -39,7 +39,7 @@ def main():
     print(f"{'case':5} {'reps':>4} {'total s (med, range)':>24} {'vs none':>16} "
           f"{'stall med':>10} {'max':>8} {'copy med':>9} {'new med':>8} {'stall/copy':>10} {'stall/new':>9} "
           f"{'durable after s':>16} {'lag med/max s':>14}")
-    for case in ("none", "disk", "dram", "dram4k", "cxl", "cxl4k", "scratch0", "scratch0s", "plain",
+    for case in ("none", "disk", "dram", "dramhuge", "cxl", "cxl4k", "scratch0", "scratch0s", "plain",
                  "plainhuge"):
         rs = [r for r in rows if r["case"] == case]
         if not rs:

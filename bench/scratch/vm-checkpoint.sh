@@ -7,10 +7,10 @@
 # order rotated per repetition:
 #   none   no checkpoints
 #   disk   checkpoints written straight to the disk (/mnt/data/ckpt-a)
-#   dram   to a DRAM tmpfs (a scratch with --node 0), drained to the disk
-#   cxl    to Tandem's scratch on the CPU-less node, drained to the disk
-#   cxl4k  the same with create --small-pages (4 KiB pages, no huge=always)
-#   dram4k dram with create --small-pages
+#   dram   to a DRAM tmpfs (a scratch with --node 0: small pages), drained to the disk
+#   cxl    to Tandem's scratch on the CPU-less node (huge pages), drained to the disk
+#   cxl4k  the same with create --pages small (4 KiB pages, no huge=always)
+#   dramhuge  dram with create --pages huge
 # CASES (params.sh) names the cases, default none disk dram cxl.
 # Each case starts with the caches dropped and the disk synced. Lines:
 #   R case=C rep=N total_s= steps= n= stall_med= stall_max= copy_med= after_s=
@@ -86,8 +86,8 @@ run_case() {
 	disk) disk_case "$2" ;;
 	dram) scratch_case dram "$2" --node 0 ;;
 	cxl) scratch_case cxl "$2" ;;
-	cxl4k) scratch_case cxl4k "$2" --small-pages ;;
-	dram4k) scratch_case dram4k "$2" --node 0 --small-pages ;;
+	cxl4k) scratch_case cxl4k "$2" --pages small ;;
+	dramhuge) scratch_case dramhuge "$2" --node 0 --pages huge ;;
 	esac
 }
 

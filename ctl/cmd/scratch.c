@@ -28,6 +28,7 @@ struct create_cmd {
 	struct scratch_cfg cfg;
 	const char *profile;
 	bool have_node, have_rate;
+	int pages;		/* --pages: 1 huge, 0 small, -1 by the node */
 };
 
 static const struct option create_opts[] = {
@@ -37,6 +38,7 @@ static const struct option create_opts[] = {
 	{ "node", required_argument, NULL, 'n' },
 	{ "profile", required_argument, NULL, 'P' },
 	{ "evict-drained", no_argument, NULL, 'e' },
+	{ "pages", required_argument, NULL, 'p' },
 	{ 0 }
 };
 
@@ -61,6 +63,9 @@ static int create_opt(struct create_cmd *c, int opt, const char *arg)
 		return 0;
 	case 'P': c->profile = arg; return 0;
 	case 'e': c->cfg.evict = true; return 0;
+	case 'p':
+		c->pages = !strcmp(arg, "huge") ? 1 : !strcmp(arg, "small") ? 0 : -2;
+		return c->pages == -2 ? -EINVAL : 0;
 	}
 	return -EINVAL;
 }
@@ -70,6 +75,7 @@ static int create_parse(int argc, char **argv, struct create_cmd *c)
 	int opt, ret;
 
 	memset(c, 0, sizeof(*c));
+	c->pages = -1;
 	optind = 0;
 	while ((opt = ctl_getopt(argc, argv, "", create_opts, "scratch", "create")) != -1) {
 		if (opt == CTL_EUSAGE)
@@ -110,6 +116,25 @@ static int pick_node(struct create_cmd *c)
 	}
 	c->cfg.node = node;
 	return 0;
+}
+
+/*
+ * --pages, else huge pages on a node without CPUs and small ones on a node
+ * with CPUs (Documentation/scratch.md, "Huge pages"). A node not found is
+ * scratch_create()'s to refuse.
+ */
+static void pick_pages(struct create_cmd *c)
+{
+	struct numa_node nodes[NUMA_MAX_NODES];
+	int n;
+
+	c->cfg.huge = c->pages > 0;
+	if (c->pages >= 0)
+		return;
+	n = numa_read_nodes(NULL, nodes, NUMA_MAX_NODES);
+	for (int i = 0; i < n; i++)
+		if (nodes[i].id == c->cfg.node)
+			c->cfg.huge = !nodes[i].has_cpus;
 }
 
 /* --profile: a quarter of B(1), so that the jobs' reads keep the rest */
@@ -216,6 +241,7 @@ static int cmd_scratch_create(int argc, char **argv)
 	err = pick_node(&c) ?: rate_from_profile(&c);
 	if (err)
 		return err;
+	pick_pages(&c);
 	pick_owner(&c.cfg);
 	err = scratch_create(&c.cfg);
 	if (err)
@@ -229,6 +255,7 @@ static int cmd_scratch_create(int argc, char **argv)
 	out_str("mount", " at %s", c.cfg.mnt);
 	out_str("drain_to", ", drained to %s ", c.cfg.drain_to);
 	print_rate(c.cfg.rate);
+	out_bool("huge_pages", NULL, c.cfg.huge);
 	out_s64("drainer_pid", " (drainer pid %lld)\n", scratch_drainer_pid(&c.cfg));
 	out_obj_close();
 	return 0;
@@ -439,6 +466,9 @@ static int cmd_scratch_show(int argc, char **argv)
 	print_rate(c.rate);
 	out_bool("evict_drained", NULL, c.evict);
 	out_text("%s\n", c.evict ? ", files removed from scratch once durable" : "");
+	out_bool("huge_pages", NULL, c.huge);
+	out_text("  pages: %s\n", c.huge ? "huge (huge=always: 2 MiB where the node has them free)" :
+		 "small (4 KiB)");
 	if (!st.drainer)
 		out_text("  drainer not running: tandemctl scratch drain %s\n", c.name);
 	print_state(&st);
@@ -560,7 +590,8 @@ static int cmd_scratch_drain(int argc, char **argv)
 }
 
 TANDEM_CMD(scratch_create, "scratch", "create", cmd_scratch_create,
-	   "NAME --size SIZE --drain-to DIR [--rate R|--profile FILE] [--node N] [--evict-drained]",
+	   "NAME --size SIZE --drain-to DIR [--rate R|--profile FILE] [--node N] [--evict-drained] "
+	   "[--pages huge|small]",
 	   "a tmpfs on the CXL node (or node N) whose closed files are drained to DIR (root)");
 TANDEM_CMD(scratch_list, "scratch", "list", cmd_scratch_list, "",
 	   "the scratch spaces: node, size, use, drainer");

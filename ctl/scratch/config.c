@@ -65,7 +65,8 @@ static int cfg_line(struct scratch_cfg *c, const char *k, const char *v)
 		c->node = (int)s;
 		return 0;
 	}
-	if (strcmp(k, "size") && strcmp(k, "uid") && strcmp(k, "gid") && strcmp(k, "evict"))
+	if (strcmp(k, "size") && strcmp(k, "uid") && strcmp(k, "gid") && strcmp(k, "evict") &&
+	    strcmp(k, "huge"))
 		return 0;
 	if (parse_u64(v, UINT64_MAX, &u))
 		return -EINVAL;
@@ -75,6 +76,8 @@ static int cfg_line(struct scratch_cfg *c, const char *k, const char *v)
 		c->uid = (uid_t)u;
 	else if (!strcmp(k, "gid"))
 		c->gid = (gid_t)u;
+	else if (!strcmp(k, "huge"))
+		c->huge = u != 0;
 	else
 		c->evict = u != 0;
 	return 0;
@@ -173,8 +176,9 @@ int scratch_cfg_save_in(const struct scratch_cfg *c, const char *dir)
 	if (!f)
 		return -errno;
 	fprintf(f, "name=%s\nsize=%llu\nnode=%d\ndrain_to=%s\nrate_bps=%.0f\nuid=%u\ngid=%u\n"
-		"evict=%d\ncreated=%.3f\n", c->name, (unsigned long long)c->size, c->node,
-		c->drain_to, c->rate, (unsigned)c->uid, (unsigned)c->gid, c->evict, c->created);
+		"evict=%d\nhuge=%d\ncreated=%.3f\n", c->name, (unsigned long long)c->size, c->node,
+		c->drain_to, c->rate, (unsigned)c->uid, (unsigned)c->gid, c->evict, c->huge,
+		c->created);
 	return file_commit(f, tmp, path);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Making and removing a scratch: its state folder, a tmpfs mounted with
- * size=<size>,mpol=bind:<node>,mode=0700,uid=<owner>, and the drainer.
+ * size=<size>,mpol=bind:<node>,mode=0700,uid=<owner>[,huge=always], and the
+ * drainer.
  * Root only: mount(2) needs CAP_SYS_ADMIN, and the tmpfs takes memory of a
  * node every job on the host shares.
  */
@@ -120,18 +121,46 @@ static void remove_state(const struct scratch_cfg *c)
 	rmdir(c->dir);
 }
 
-static int do_mount(const struct scratch_cfg *c)
+/*
+ * huge=always when c->huge (the CXL node's default, scratch create
+ * --pages): a checkpoint is written by appending, which within_size would
+ * never give a huge page. 2 MiB folios cut a write's per-page allocation
+ * and page-cache insertion by 512 (Documentation/scratch.md, "Huge pages",
+ * has what that was measured to change). A file's tail may hold a huge page
+ * beyond its end: the kernel splits those under memory pressure and when
+ * the size is reached, and uses small pages where no huge one is free on
+ * the node. A kernel without THP refuses the option: mounted without it,
+ * and the config says so.
+ */
+static int do_mount(struct scratch_cfg *c)
 {
 	char src[SCRATCH_NAME_MAX + 16], opts[160];
+	int n, err;
 
 	snprintf(src, sizeof(src), "tandem-scratch-%s", c->name);
-	snprintf(opts, sizeof(opts), "size=%llu,mpol=bind:%d,mode=0700,uid=%u,gid=%u",
-		 (unsigned long long)c->size, c->node, (unsigned)c->uid, (unsigned)c->gid);
-	if (mount(src, c->mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts)) {
-		ctl_err("mount tmpfs -o %s on %s: %s", opts, c->mnt, strerror(errno));
-		return -errno;
+	n = snprintf(opts, sizeof(opts), "size=%llu,mpol=bind:%d,mode=0700,uid=%u,gid=%u",
+		     (unsigned long long)c->size, c->node, (unsigned)c->uid, (unsigned)c->gid);
+	if (c->huge)
+		snprintf(opts + n, sizeof(opts) - n, ",huge=always");
+	if (!mount(src, c->mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts))
+		return 0;
+	if (c->huge && errno == EINVAL) {
+		opts[n] = 0;
+		if (!mount(src, c->mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts)) {
+			ctl_err("scratch %s: the kernel refuses huge=always (no THP): 4 KiB pages",
+				c->name);
+			c->huge = false;
+			err = scratch_cfg_save(c);
+			if (err) {
+				ctl_err("%s: %s", c->dir, strerror(-err));
+				umount(c->mnt);
+			}
+			return err;
+		}
 	}
-	return 0;
+	err = -errno;
+	ctl_err("mount tmpfs -o %s on %s: %s", opts, c->mnt, strerror(-err));
+	return err;
 }
 
 int scratch_create(struct scratch_cfg *c)

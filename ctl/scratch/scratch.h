@@ -47,6 +47,7 @@ struct scratch_cfg {
 	uid_t uid;			/* owner */
 	gid_t gid;
 	bool evict;			/* remove a file from scratch once durable */
+	bool huge;			/* huge=always: 2 MiB pages where it can */
 	double created;			/* unix time */
 	bool lost;			/* its state went with a reboot: the record only */
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # tandemctl scratch (Documentation/scratch.md) on this host's node 0: the tmpfs
-# as /proc/mounts has it; every drained file's sha256 equals what was written,
+# as /proc/mounts has it (no huge= on a node with CPUs, huge=always with
+# --pages huge where the kernel has THP); every drained file's sha256 equals what was written,
 # drained in the order the files were closed; the rate cap; a kill -9 of the
 # drainer mid-copy leaves each destination file a complete version (old or new),
 # show reports what is pending, and a restart drains the rest, a file open for
@@ -41,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-ksft_plan 44
+ksft_plan 47
 
 # as_nobody CMD...: run CMD as nobody:nogroup, no supplementary groups
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
@@ -70,6 +71,10 @@ ksft_diag "mount options: $opts"
 ksft_check "the tmpfs: size=64M, mpol=bind:0, mode 0700 (/proc/mounts)" \
 	sh -c "echo '$opts' | grep -q 'size=65536k' && echo '$opts' | grep -q 'mpol=bind:0' &&
 	       echo '$opts' | grep -q 'mode=700'"
+# small pages by default on a node with CPUs (scratch.md, "Huge pages"), and show says so
+ksft_check "a node with CPUs: no huge= in the mount options, show's huge_pages false" \
+	sh -c "case '$opts' in *huge=*) false ;; esac &&
+	       [ \"\$('$T' -j scratch show s1 | jq -r .huge_pages)\" = false ]"
 M=$(mnt s1)
 mkdir "$M/inst0"
 # a first file in the new folder, drained before the others are written: once
@@ -211,7 +216,14 @@ ksft_check "del: exit 0, the lost files reported, the record gone" \
 	       [ ! -e '$TANDEM_SCRATCH_RECORD_DIR/s8' ] && ! '$T' scratch show s8 2>/dev/null"
 
 # ---- --evict-drained, run --scratch ----
-"$T" scratch create s3 --node 0 --size 16M --drain-to "$tmp/d3" --evict-drained >/dev/null
+"$T" scratch create s3 --node 0 --size 16M --drain-to "$tmp/d3" --evict-drained --pages huge \
+	>/dev/null
+opts=$(awk -v m="$(mnt s3)" '$2 == m && $3 == "tmpfs" { print $4 }' /proc/mounts)
+# huge=always where the kernel has THP; without THP create mounts without it
+if [ -d /sys/kernel/mm/transparent_hugepage ]; then huge=true; else huge=false; fi
+ksft_check "--pages huge: huge=always in the mount options exactly where the kernel has THP ($huge)" \
+	sh -c "case '$opts' in *huge=always*) $huge ;; *) ! $huge ;; esac &&
+	       [ \"\$('$T' -j scratch show s3 | jq -r .huge_pages)\" = $huge ]"
 head -c 1M /dev/urandom >"$tmp/e"
 cp "$tmp/e" "$(mnt s3)/e"
 for i in $(seq 50); do [ -e "$(mnt s3)/e" ] || break; sleep 0.1; done
@@ -292,6 +304,8 @@ bad() {
 	fi
 }
 bad "size 0: exit 2" 2 "bad value '0' for --size" s5 --node 0 --size 0 --drain-to "$tmp/d5"
+bad "--pages big: exit 2" 2 "bad value 'big' for --pages" s5 --node 0 --size 1M --pages big \
+	--drain-to "$tmp/d5"
 bad "a missing drain folder: exit 1" 1 "drain-to .*No such file" s5 --node 0 --size 1M --drain-to "$tmp/none"
 bad "a duplicate name: exit 1" 1 "exists already" s1 --node 0 --size 1M --drain-to "$tmp/d5"
 bad "a node that is not there: exit 1" 1 "not an online memory node" s5 --node 63 --size 1M --drain-to "$tmp/d5"
