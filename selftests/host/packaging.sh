@@ -127,7 +127,9 @@ ksft_expect_eq "pkg-config tandem-predict: a program links statically and dynami
 	"$out_s / $out_d" "tandem 1 conv / tandem 1 conv"
 if [ -n "$kver" ]; then
 	ksft_check "the installed module is the built one, in the release its vermagic names" \
-		cmp -s "$top/$ko" "$D/lib/modules/$kver/updates/tandem.ko"
+		cmp -s "$top/$ko" "$D/lib/modules/$kver/updates/tandem.ko" ||
+		ksft_diag "$ko -> $(readlink -f "$top/$ko"): $(stat -c '%s B, %y' "$top/$ko");" \
+			"installed: $(ls -l "$D"/lib/modules/*/updates/tandem.ko 2>&1 | tr '\n' ' ')"
 else
 	ksft_skip "the installed module is the built one" "no tandem.ko built"
 fi
