@@ -84,7 +84,7 @@ static void seen_free(uint64_t **seen)
 
 /* ---- recording ---- */
 
-/* one open (openwatch_drain()): fd the file, pid who opened it */
+/* one open (openwatch_drain()): idx the dataset file, pid who opened it */
 static void order_event(void *arg, long idx, pid_t pid)
 {
 	struct rel_order *o = arg;
