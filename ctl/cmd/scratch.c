@@ -120,7 +120,8 @@ static int pick_node(struct create_cmd *c)
 
 /*
  * --pages, else huge pages on a node without CPUs and small ones on a node
- * with CPUs (Documentation/scratch.md, "Huge pages"). A node not found is
+ * with CPUs (Documentation/scratch.md, "Huge pages"); small ones on a
+ * kernel without THP, whose tmpfs refuses huge=. A node not found is
  * scratch_create()'s to refuse.
  */
 static void pick_pages(struct create_cmd *c)
@@ -129,12 +130,17 @@ static void pick_pages(struct create_cmd *c)
 	int n;
 
 	c->cfg.huge = c->pages > 0;
-	if (c->pages >= 0)
-		return;
-	n = numa_read_nodes(NULL, nodes, NUMA_MAX_NODES);
-	for (int i = 0; i < n; i++)
-		if (nodes[i].id == c->cfg.node)
-			c->cfg.huge = !nodes[i].has_cpus;
+	if (c->pages < 0) {
+		n = numa_read_nodes(NULL, nodes, NUMA_MAX_NODES);
+		for (int i = 0; i < n; i++)
+			if (nodes[i].id == c->cfg.node)
+				c->cfg.huge = !nodes[i].has_cpus;
+	}
+	if (c->cfg.huge && access("/sys/kernel/mm/transparent_hugepage", F_OK)) {
+		ctl_err("scratch %s: this kernel has no transparent huge pages: 4 KiB pages",
+			c->cfg.name);
+		c->cfg.huge = false;
+	}
 }
 
 /* --profile: a quarter of B(1), so that the jobs' reads keep the rest */

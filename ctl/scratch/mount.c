@@ -122,45 +122,28 @@ static void remove_state(const struct scratch_cfg *c)
 }
 
 /*
- * huge=always when c->huge (the CXL node's default, scratch create
- * --pages): a checkpoint is written by appending, which within_size would
- * never give a huge page. 2 MiB folios cut a write's per-page allocation
- * and page-cache insertion by 512 (Documentation/scratch.md, "Huge pages",
- * has what that was measured to change). A file's tail may hold a huge page
- * beyond its end: the kernel splits those under memory pressure and when
- * the size is reached, and uses small pages where no huge one is free on
- * the node. A kernel without THP refuses the option: mounted without it,
- * and the config says so.
+ * huge=always when c->huge (scratch create --pages; the CXL node's
+ * default, and never on a kernel without THP, which refuses the option): a
+ * checkpoint is written by appending, which within_size would never give a
+ * huge page. 2 MiB folios cut a write's per-page allocation and page-cache
+ * insertion by 512 (Documentation/scratch.md, "Huge pages", has what that
+ * was measured to change). A file's tail may hold a huge page beyond its
+ * end: the kernel splits those under memory pressure and when the size is
+ * reached, and uses small pages where no huge one is free on the node.
  */
-static int do_mount(struct scratch_cfg *c)
+static int do_mount(const struct scratch_cfg *c)
 {
 	char src[SCRATCH_NAME_MAX + 16], opts[160];
-	int n, err;
 
 	snprintf(src, sizeof(src), "tandem-scratch-%s", c->name);
-	n = snprintf(opts, sizeof(opts), "size=%llu,mpol=bind:%d,mode=0700,uid=%u,gid=%u",
-		     (unsigned long long)c->size, c->node, (unsigned)c->uid, (unsigned)c->gid);
-	if (c->huge)
-		snprintf(opts + n, sizeof(opts) - n, ",huge=always");
-	if (!mount(src, c->mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts))
-		return 0;
-	if (c->huge && errno == EINVAL) {
-		opts[n] = 0;
-		if (!mount(src, c->mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts)) {
-			ctl_err("scratch %s: the kernel refuses huge=always (no THP): 4 KiB pages",
-				c->name);
-			c->huge = false;
-			err = scratch_cfg_save(c);
-			if (err) {
-				ctl_err("%s: %s", c->dir, strerror(-err));
-				umount(c->mnt);
-			}
-			return err;
-		}
+	snprintf(opts, sizeof(opts), "size=%llu,mpol=bind:%d,mode=0700,uid=%u,gid=%u%s",
+		 (unsigned long long)c->size, c->node, (unsigned)c->uid, (unsigned)c->gid,
+		 c->huge ? ",huge=always" : "");
+	if (mount(src, c->mnt, "tmpfs", MS_NOSUID | MS_NODEV, opts)) {
+		ctl_err("mount tmpfs -o %s on %s: %s", opts, c->mnt, strerror(errno));
+		return -errno;
 	}
-	err = -errno;
-	ctl_err("mount tmpfs -o %s on %s: %s", opts, c->mnt, strerror(-err));
-	return err;
+	return 0;
 }
 
 int scratch_create(struct scratch_cfg *c)
